@@ -1,0 +1,261 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openFixture, temporaryDirectory } from '../test-support/snapshot-fixture.js';
+import type { RequestInfo } from './request.js';
+import { Evaluator } from './evaluator.js';
+import type { Snapshot } from '../snapshot/reader.js';
+
+const tmp = temporaryDirectory();
+afterAll(() => tmp.remove());
+
+function request(overrides: Partial<RequestInfo> = {}): RequestInfo {
+  return {
+    ip: '192.0.2.10',
+    method: 'GET',
+    host: 'shop.example',
+    path: '/',
+    query: '',
+    userAgent: 'Mozilla/5.0',
+    headers: {},
+    ...overrides,
+  };
+}
+
+async function evaluatorFor(rules: unknown[], extra: Omit<Parameters<typeof openFixture>[1], 'rules'> = {}) {
+  const snapshot = await openFixture(tmp.dir, { rules, ...extra });
+  return { evaluator: new Evaluator(snapshot), snapshot };
+}
+
+describe('decision precedence', () => {
+  let snapshot: Snapshot;
+  let evaluator: Evaluator;
+  beforeAll(async () => {
+    ({ evaluator, snapshot } = await evaluatorFor(
+      [
+        { id: 'geo-block', type: 'country', action: 'block', countries: ['XA'] },
+        { id: 'office', type: 'ip', action: 'allow', ranges: ['203.0.113.0/24'] },
+        { id: 'trial-block', type: 'ip', action: 'block', mode: 'monitor', ranges: ['198.51.100.0/25', '192.0.2.0/24'] },
+        { id: 'bad-range', type: 'ip', action: 'block', ranges: ['198.51.100.0/24'] },
+        { id: 'admin', type: 'pattern', action: 'block', when: [{ field: 'path', match: 'prefix', value: '/admin' }] },
+        { id: 'health', type: 'pattern', action: 'allow', when: [{ field: 'path', match: 'exact', value: '/healthz' }] },
+      ],
+      { country: [['203.0.113.0/24', 'XA'], ['198.51.100.0/24', 'XA']] },
+    ));
+  });
+  afterAll(() => snapshot.close());
+
+  it('lets an allow rule beat a block rule of another type', () => {
+    const d = evaluator.evaluate(request({ ip: '203.0.113.7' }));
+    expect(d).toMatchObject({ action: 'allow', ruleId: 'office', category: 'ip', mode: 'enforce' });
+  });
+
+  it('lets an allow pattern beat a block from a range category', () => {
+    const d = evaluator.evaluate(request({ ip: '198.51.100.200', path: '/healthz' }));
+    expect(d).toMatchObject({ action: 'allow', ruleId: 'health', category: 'pattern' });
+  });
+
+  it('tries range categories in the order ip, country, asn, reputation within a stage', () => {
+    const d = evaluator.evaluate(request({ ip: '198.51.100.200' }));
+    expect(d).toMatchObject({ action: 'block', ruleId: 'bad-range', category: 'ip' });
+  });
+
+  it('keeps an earlier monitor match beside the enforce rule that decides', () => {
+    const d = evaluator.evaluate(request({ ip: '198.51.100.5' }));
+    expect(d.ruleId).toBe('bad-range');
+    expect(d.monitored).toEqual({ action: 'block', ruleId: 'trial-block', category: 'ip' });
+  });
+
+  it('decides with mode monitor when only a monitor rule matches', () => {
+    const d = evaluator.evaluate(request({ ip: '192.0.2.77' }));
+    expect(d).toMatchObject({ action: 'block', mode: 'monitor', ruleId: 'trial-block', monitored: null });
+  });
+
+  it('lets an enforce pattern block win over a monitor ip block', () => {
+    const d = evaluator.evaluate(request({ ip: '192.0.2.77', path: '/admin/users' }));
+    expect(d).toMatchObject({ action: 'block', mode: 'enforce', ruleId: 'admin', category: 'pattern' });
+    expect(d.monitored?.ruleId).toBe('trial-block');
+  });
+
+  it('passes when nothing matches, naming the snapshot version', () => {
+    const d = evaluator.evaluate(request({ ip: '100.64.0.1' }));
+    expect(d).toEqual({
+      action: 'pass',
+      mode: 'enforce',
+      ruleId: null,
+      category: null,
+      snapshotVersion: 7,
+      monitored: null,
+      rateLimit: null,
+    });
+  });
+
+  it('ignores range rules for an address that does not parse, but still applies patterns', () => {
+    expect(evaluator.evaluate(request({ ip: 'not-an-ip' })).action).toBe('pass');
+    expect(evaluator.evaluate(request({ ip: 'not-an-ip', path: '/admin' })).ruleId).toBe('admin');
+  });
+});
+
+describe('expiry', () => {
+  it('skips a rule once its expiresAt has passed', async () => {
+    const { evaluator, snapshot } = await evaluatorFor([
+      { id: 'temp', type: 'ip', action: 'block', ranges: ['192.0.2.10'], expiresAt: '2030-01-01T00:00:00Z' },
+    ]);
+    expect(evaluator.evaluate(request(), Date.parse('2029-12-31T23:59:59Z')).action).toBe('block');
+    expect(evaluator.evaluate(request(), Date.parse('2030-01-01T00:00:00Z')).action).toBe('pass');
+    snapshot.close();
+  });
+});
+
+describe('IP matching (WAF-SPEC defects 1-4)', () => {
+  let snapshot: Snapshot;
+  let evaluator: Evaluator;
+  beforeAll(async () => {
+    ({ evaluator, snapshot } = await evaluatorFor([
+      { id: 'wide', type: 'ip', action: 'block', ranges: ['10.0.0.0/8'] },
+      { id: 'narrow', type: 'ip', action: 'block', ranges: ['10.1.0.0/16'] },
+      { id: 'single', type: 'ip', action: 'block', ranges: ['1.2.3.5/32'] },
+      { id: 'v6', type: 'ip', action: 'block', ranges: ['2600:1f18:3d00::1'] },
+      { id: 'first', type: 'ip', action: 'block', ranges: ['172.16.5.0-172.16.5.9'] },
+    ]));
+  });
+  afterAll(() => snapshot.close());
+
+  const verdict = (ip: string) => evaluator.evaluate(request({ ip })).ruleId;
+
+  it('matches the first and last address of a range and a /32 (defect 1)', () => {
+    expect(verdict('172.16.5.0')).toBe('first');
+    expect(verdict('172.16.5.9')).toBe('first');
+    expect(verdict('172.16.5.10')).toBeNull();
+    expect(verdict('1.2.3.5')).toBe('single');
+  });
+
+  it('finds the outer range next to a nested one (defect 2)', () => {
+    expect(verdict('10.0.0.5')).toBe('wide');
+    expect(verdict('10.255.255.255')).toBe('wide');
+    expect(verdict('10.1.2.3')).toBe('wide'); // both match; rule-set order decides
+  });
+
+  it('does not confuse IPv4-compatible IPv6 with IPv4 (defect 3)', () => {
+    expect(verdict('::102:305')).toBeNull();
+    expect(verdict('::1.2.3.5')).toBeNull();
+    expect(verdict('::ffff:1.2.3.5')).toBe('single');
+    expect(verdict('::ffff:102:305')).toBe('single');
+  });
+
+  it('compares IPv6 as numbers, not strings (defect 4)', () => {
+    expect(verdict('2600:1F18:3D00:0000:0000:0000:0000:0001')).toBe('v6');
+    expect(verdict('2600:1f18:3d00::0:1')).toBe('v6');
+    expect(verdict('2600:1f18:3d00::2')).toBeNull();
+  });
+});
+
+describe('datasets', () => {
+  it('blocks by country, ASN and reputation list', async () => {
+    const { evaluator, snapshot } = await evaluatorFor(
+      [
+        { id: 'geo', type: 'country', action: 'block', countries: ['xb'] },
+        { id: 'hoster', type: 'asn', action: 'block', asns: [64500] },
+        { id: 'drop', type: 'reputation', action: 'block', lists: ['drop'] },
+      ],
+      {
+        country: [['100.64.0.0/16', 'XB'], ['2001:db8::/32', 'XB']],
+        asn: [['100.65.0.0/16', 64500, 'Example Hosting']],
+        reputation: { drop: ['100.66.1.0/24'], other: ['100.67.0.0/16'] },
+      },
+    );
+    const v = (ip: string) => evaluator.evaluate(request({ ip }));
+    expect(v('100.64.1.1')).toMatchObject({ ruleId: 'geo', category: 'country' });
+    expect(v('2001:db8::1')).toMatchObject({ ruleId: 'geo', category: 'country' });
+    expect(v('100.65.0.1')).toMatchObject({ ruleId: 'hoster', category: 'asn' });
+    expect(v('100.66.1.255')).toMatchObject({ ruleId: 'drop', category: 'reputation' });
+    expect(v('100.67.0.1').action).toBe('pass');
+    snapshot.close();
+  });
+});
+
+describe('patterns', () => {
+  let snapshot: Snapshot;
+  let evaluator: Evaluator;
+  beforeAll(async () => {
+    ({ evaluator, snapshot } = await evaluatorFor([
+      { id: 'wp', type: 'pattern', action: 'block', when: [{ field: 'path', match: 'prefix', value: '/wp-admin' }] },
+      { id: 'bot', type: 'pattern', action: 'block', when: [{ field: 'user_agent', match: 'contains', value: 'SQLMap' }] },
+      { id: 'hdr', type: 'pattern', action: 'block', when: [{ field: 'header', name: 'X-Debug', match: 'exact', value: 'on' }] },
+      { id: 'param', type: 'pattern', action: 'block', when: [{ field: 'query', name: 'q', match: 'contains', value: 'union select' }] },
+      { id: 'host', type: 'pattern', action: 'block', when: [{ field: 'host', match: 'exact', value: 'Internal.Example' }] },
+      {
+        id: 'and',
+        type: 'pattern',
+        action: 'block',
+        when: [
+          { field: 'method', match: 'exact', value: 'delete' },
+          { field: 'path', match: 'prefix', value: '/api/' },
+        ],
+      },
+    ]));
+  });
+  afterAll(() => snapshot.close());
+
+  const id = (r: Partial<RequestInfo>) => evaluator.evaluate(request(r)).ruleId;
+
+  it('matches paths after decoding and resolving dot segments', () => {
+    expect(id({ path: '/wp-admin/x' })).toBe('wp');
+    expect(id({ path: '/wp%2Dadmin' })).toBe('wp');
+    expect(id({ path: '//wp-admin' })).toBe('wp');
+    expect(id({ path: '/static/../wp-admin' })).toBe('wp');
+    expect(id({ path: '/WP-ADMIN' })).toBeNull(); // prefix is case-sensitive
+  });
+
+  it('matches contains case-insensitively', () => {
+    expect(id({ userAgent: 'sqlmap/1.7' })).toBe('bot');
+    expect(id({ query: 'q=UNION+SELECT+1' })).toBe('param');
+    expect(id({ query: 'other=union%20select' })).toBeNull();
+  });
+
+  it('matches headers by lower-case name, hosts without port and case, methods upper-cased', () => {
+    expect(id({ headers: { 'x-debug': 'on' } })).toBe('hdr');
+    expect(id({ headers: { 'x-debug': 'ON' } })).toBeNull();
+    expect(id({ host: 'internal.example:8443' })).toBe('host');
+    expect(id({ method: 'delete', path: '/api/items/1' })).toBe('and');
+    expect(id({ method: 'DELETE', path: '/web/items/1' })).toBeNull();
+  });
+});
+
+describe('rate limits', () => {
+  it('counts matching requests per key and answers rate_limit beyond the limit', async () => {
+    const { evaluator, snapshot } = await evaluatorFor([
+      {
+        id: 'login',
+        type: 'rate_limit',
+        when: [{ field: 'path', match: 'exact', value: '/login' }],
+        methods: ['POST'],
+        key: { kind: 'ip' },
+        windowSeconds: 60,
+        limit: 2,
+      },
+    ]);
+    const now = Date.parse('2026-01-01T00:00:10Z');
+    const login = request({ method: 'POST', path: '/login' });
+    const first = evaluator.evaluate(login, now);
+    expect(first.action).toBe('pass');
+    expect(first.rateLimit).toMatchObject({ ruleId: 'login', limit: 2, remaining: 1, resetSeconds: 50 });
+    expect(evaluator.evaluate(login, now).action).toBe('pass');
+    const third = evaluator.evaluate(login, now);
+    expect(third).toMatchObject({ action: 'rate_limit', ruleId: 'login', category: 'rate_limit' });
+    expect(third.rateLimit).toMatchObject({ remaining: 0, windowSeconds: 60 });
+    // Another client has its own counter; a GET does not count.
+    expect(evaluator.evaluate({ ...login, ip: '192.0.2.11' }, now).action).toBe('pass');
+    expect(evaluator.evaluate({ ...login, method: 'GET' }, now).rateLimit).toBeNull();
+    snapshot.close();
+  });
+
+  it('reports a monitor-mode rate limit without enforcing it', async () => {
+    const { evaluator, snapshot } = await evaluatorFor([
+      { id: 'all', type: 'rate_limit', mode: 'monitor', key: { kind: 'ip' }, windowSeconds: 10, limit: 1 },
+    ]);
+    evaluator.evaluate(request(), 1_000);
+    const d = evaluator.evaluate(request(), 1_000);
+    expect(d).toMatchObject({ action: 'rate_limit', mode: 'monitor', ruleId: 'all' });
+    expect(d.rateLimit?.remaining).toBe(0);
+    snapshot.close();
+  });
+});

@@ -1,0 +1,338 @@
+/**
+ * Validation of untrusted rule JSON (RULES.json, hub API bodies) into the typed rule model.
+ *
+ * The contract: either every rule is valid and a normalised {@link RuleSet} comes back, or a
+ * {@link RuleValidationError} lists every problem found, each naming the rule (index and id), the
+ * field and the reason. Nothing is half-accepted, so callers can apply a rule set atomically.
+ * Unknown fields are errors: a typo such as `"expires_at"` must not silently drop an expiry.
+ */
+import { parseIpRange } from '../ip/range.js';
+import type {
+  Pattern,
+  PatternField,
+  PatternMatch,
+  RateLimitKey,
+  Rule,
+  RuleAction,
+  RuleMode,
+  RuleSet,
+  RuleType,
+} from './model.js';
+import { regexEngine } from './regex-extension.js';
+
+export interface RuleIssue {
+  /** Index of the rule in `rules`, or null for a problem with the document itself. */
+  readonly index: number | null;
+  readonly ruleId?: string;
+  /** Dotted path of the field inside the rule, e.g. `when[1].value`. */
+  readonly field: string;
+  readonly reason: string;
+}
+
+export class RuleValidationError extends Error {
+  constructor(readonly issues: readonly RuleIssue[]) {
+    super(describeIssues(issues));
+    this.name = 'RuleValidationError';
+  }
+}
+
+/** One line per issue (at most `max`), e.g. `rules[2] (id "geo"): countries[0]: ...`. */
+export function describeIssues(issues: readonly RuleIssue[], max = 5): string {
+  const lines = issues.slice(0, max).map((i) => {
+    const where =
+      i.index === null ? '' : `rules[${i.index}]${i.ruleId ? ` (id ${JSON.stringify(i.ruleId)})` : ''}: `;
+    return `${where}${i.field}: ${i.reason}`;
+  });
+  if (issues.length > max) lines.push(`... and ${issues.length - max} more`);
+  return lines.join('; ');
+}
+
+const ID_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
+const METHOD_PATTERN = /^[A-Z]{1,20}$/;
+const HEADER_PATTERN = /^[a-z0-9!#$%&'*+.^_`|~-]{1,128}$/;
+const RULE_TYPES: readonly RuleType[] = ['ip', 'country', 'asn', 'reputation', 'pattern', 'rate_limit'];
+const FIELDS: readonly PatternField[] = ['path', 'query', 'user_agent', 'host', 'method', 'header'];
+const MATCHES: readonly PatternMatch[] = ['exact', 'prefix', 'contains', 'regex'];
+const MAX_PATTERN_LENGTH = 4096;
+const MAX_NOTE_LENGTH = 2000;
+
+const COMMON_KEYS = ['id', 'type', 'mode', 'expiresAt', 'note'];
+const KEYS_BY_TYPE: Record<RuleType, readonly string[]> = {
+  ip: [...COMMON_KEYS, 'action', 'ranges'],
+  country: [...COMMON_KEYS, 'action', 'countries'],
+  asn: [...COMMON_KEYS, 'action', 'asns'],
+  reputation: [...COMMON_KEYS, 'action', 'lists'],
+  pattern: [...COMMON_KEYS, 'action', 'when'],
+  rate_limit: [...COMMON_KEYS, 'when', 'methods', 'key', 'windowSeconds', 'limit'],
+};
+
+/** Collects issues for one rule; every check reports and returns a usable fallback. */
+class RuleChecker {
+  constructor(
+    private readonly issues: RuleIssue[],
+    private readonly index: number,
+    private readonly ruleId: string | undefined,
+  ) {}
+
+  fail(field: string, reason: string): void {
+    this.issues.push({ index: this.index, ...(this.ruleId ? { ruleId: this.ruleId } : {}), field, reason });
+  }
+
+  nonEmptyArray(value: unknown, field: string): unknown[] {
+    if (!Array.isArray(value)) {
+      this.fail(field, value === undefined ? 'is required' : 'must be an array');
+      return [];
+    }
+    if (value.length === 0) this.fail(field, 'must not be empty');
+    return value;
+  }
+
+  string(value: unknown, field: string, maxLength: number): string {
+    if (typeof value !== 'string') {
+      this.fail(field, value === undefined ? 'is required' : 'must be a string');
+      return '';
+    }
+    if (value.length === 0) this.fail(field, 'must not be empty');
+    if (value.length > maxLength) this.fail(field, `must be at most ${maxLength} characters`);
+    return value;
+  }
+
+  integer(value: unknown, field: string, min: number, max: number): number {
+    if (typeof value !== 'number' || !Number.isInteger(value)) {
+      this.fail(field, value === undefined ? 'is required' : 'must be an integer');
+      return min;
+    }
+    if (value < min || value > max) this.fail(field, `must be between ${min} and ${max}`);
+    return value;
+  }
+
+  oneOf<T extends string>(value: unknown, field: string, allowed: readonly T[], fallback?: T): T {
+    if (value === undefined && fallback !== undefined) return fallback;
+    if (typeof value !== 'string' || !allowed.includes(value as T)) {
+      this.fail(field, `must be one of ${allowed.map((a) => JSON.stringify(a)).join(', ')}`);
+      return allowed[0] as T;
+    }
+    return value as T;
+  }
+
+  onlyKeys(value: Record<string, unknown>, allowed: readonly string[], prefix: string): void {
+    for (const key of Object.keys(value)) {
+      if (!allowed.includes(key)) this.fail(`${prefix}${key}`, 'is not a known field');
+    }
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Validates a rule-set document `{ "rules": [...] }` and returns it normalised (defaults filled
+ * in: `mode: "enforce"`; country codes and methods upper-cased; header names lower-cased).
+ * Throws {@link RuleValidationError} listing every problem.
+ */
+export function parseRuleSet(json: unknown): RuleSet {
+  if (!isObject(json)) {
+    throw new RuleValidationError([{ index: null, field: 'rules', reason: 'the document must be an object with a "rules" array' }]);
+  }
+  const issues: RuleIssue[] = [];
+  for (const key of Object.keys(json)) {
+    if (key !== 'rules') issues.push({ index: null, field: key, reason: 'is not a known field' });
+  }
+  if (!Array.isArray(json.rules)) {
+    issues.push({ index: null, field: 'rules', reason: 'must be an array' });
+    throw new RuleValidationError(issues);
+  }
+  const rules = parseRules(json.rules, issues);
+  if (issues.length > 0) throw new RuleValidationError(issues);
+  return { rules };
+}
+
+/** Validates an array of rules; also used for the hub's single-rule and bulk endpoints. */
+export function parseRules(input: readonly unknown[], issues: RuleIssue[] = []): Rule[] {
+  const seen = new Map<string, number>();
+  const rules: Rule[] = [];
+  input.forEach((raw, index) => {
+    const rule = parseRule(raw, index, issues);
+    if (!rule) return;
+    const first = seen.get(rule.id);
+    if (first !== undefined) {
+      issues.push({ index, ruleId: rule.id, field: 'id', reason: `duplicates the id of rules[${first}]` });
+    } else {
+      seen.set(rule.id, index);
+    }
+    rules.push(rule);
+  });
+  return rules;
+}
+
+/** Validates one rule; returns undefined (after recording issues) when it is invalid. */
+export function parseRule(raw: unknown, index: number, issues: RuleIssue[]): Rule | undefined {
+  const before = issues.length;
+  if (!isObject(raw)) {
+    issues.push({ index, field: '(rule)', reason: 'must be an object' });
+    return undefined;
+  }
+  const id = typeof raw.id === 'string' && ID_PATTERN.test(raw.id) ? raw.id : undefined;
+  const c = new RuleChecker(issues, index, id);
+  if (id === undefined) {
+    c.fail('id', raw.id === undefined ? 'is required' : 'must be 1-128 characters of A-Z a-z 0-9 _ . : -');
+  }
+  const type = c.oneOf(raw.type, 'type', RULE_TYPES);
+  if (issues.length > before && !RULE_TYPES.includes(raw.type as RuleType)) return undefined;
+  c.onlyKeys(raw, KEYS_BY_TYPE[type], '');
+  const base = {
+    id: id ?? '',
+    mode: c.oneOf<RuleMode>(raw.mode, 'mode', ['enforce', 'monitor'], 'enforce'),
+    ...parseExpiry(raw.expiresAt, c),
+    ...(raw.note === undefined ? {} : { note: c.string(raw.note, 'note', MAX_NOTE_LENGTH) }),
+  };
+  const rule = parseTyped(type, raw, base, c);
+  return issues.length > before ? undefined : rule;
+}
+
+function parseExpiry(value: unknown, c: RuleChecker): { expiresAt?: string } {
+  if (value === undefined || value === null) return {};
+  if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}T/.test(value) || Number.isNaN(Date.parse(value))) {
+    c.fail('expiresAt', 'must be an ISO 8601 date-time such as 2026-12-31T23:59:59Z');
+    return {};
+  }
+  return { expiresAt: new Date(Date.parse(value)).toISOString() };
+}
+
+type Base = { id: string; mode: RuleMode; expiresAt?: string; note?: string };
+
+function parseTyped(type: RuleType, raw: Record<string, unknown>, base: Base, c: RuleChecker): Rule {
+  const action = () => c.oneOf<RuleAction>(raw.action, 'action', ['allow', 'block']);
+  switch (type) {
+    case 'ip':
+      return { ...base, type, action: action(), ranges: parseRanges(raw.ranges, c) };
+    case 'country':
+      return {
+        ...base,
+        type,
+        action: action(),
+        countries: c.nonEmptyArray(raw.countries, 'countries').map((v, i) => {
+          const code = typeof v === 'string' ? v.toUpperCase() : '';
+          if (!/^[A-Z]{2}$/.test(code)) c.fail(`countries[${i}]`, 'must be an ISO 3166-1 alpha-2 code such as "DE"');
+          return code;
+        }),
+      };
+    case 'asn':
+      return {
+        ...base,
+        type,
+        action: action(),
+        asns: c.nonEmptyArray(raw.asns, 'asns').map((v, i) => c.integer(v, `asns[${i}]`, 0, 4294967295)),
+      };
+    case 'reputation':
+      return {
+        ...base,
+        type,
+        action: action(),
+        lists: c.nonEmptyArray(raw.lists, 'lists').map((v, i) => c.string(v, `lists[${i}]`, 128)),
+      };
+    case 'pattern':
+      return { ...base, type, action: action(), when: parsePatterns(raw.when, c, true) };
+    case 'rate_limit':
+      return {
+        ...base,
+        type,
+        when: raw.when === undefined ? [] : parsePatterns(raw.when, c, false),
+        ...(raw.methods === undefined ? {} : { methods: parseMethods(raw.methods, c) }),
+        key: parseRateLimitKey(raw.key, c),
+        windowSeconds: c.integer(raw.windowSeconds, 'windowSeconds', 1, 86_400),
+        limit: c.integer(raw.limit, 'limit', 1, 1_000_000_000),
+      };
+  }
+}
+
+function parseRanges(value: unknown, c: RuleChecker): string[] {
+  return c.nonEmptyArray(value, 'ranges').map((v, i) => {
+    if (typeof v !== 'string') {
+      c.fail(`ranges[${i}]`, 'must be a string');
+      return '';
+    }
+    try {
+      parseIpRange(v);
+    } catch (error) {
+      c.fail(`ranges[${i}]`, (error as Error).message);
+    }
+    return v.trim();
+  });
+}
+
+function parseMethods(value: unknown, c: RuleChecker): string[] {
+  if (!Array.isArray(value)) {
+    c.fail('methods', 'must be an array');
+    return [];
+  }
+  return value.map((v, i) => {
+    const method = typeof v === 'string' ? v.toUpperCase() : '';
+    if (!METHOD_PATTERN.test(method)) c.fail(`methods[${i}]`, 'must be an HTTP method such as "POST"');
+    return method;
+  });
+}
+
+function parseRateLimitKey(value: unknown, c: RuleChecker): RateLimitKey {
+  if (!isObject(value)) {
+    c.fail('key', 'must be {"kind":"ip"}, {"kind":"ip_path"} or {"kind":"header","name":"..."}');
+    return { kind: 'ip' };
+  }
+  const kind = c.oneOf(value.kind, 'key.kind', ['ip', 'ip_path', 'header'] as const);
+  if (kind !== 'header') {
+    c.onlyKeys(value, ['kind'], 'key.');
+    return { kind };
+  }
+  c.onlyKeys(value, ['kind', 'name'], 'key.');
+  return { kind, name: parseHeaderName(value.name, 'key.name', c) };
+}
+
+function parseHeaderName(value: unknown, field: string, c: RuleChecker): string {
+  const name = typeof value === 'string' ? value.toLowerCase() : '';
+  if (!HEADER_PATTERN.test(name)) c.fail(field, 'must be an HTTP header name');
+  return name;
+}
+
+function parsePatterns(value: unknown, c: RuleChecker, required: boolean): Pattern[] {
+  const list = required ? c.nonEmptyArray(value, 'when') : Array.isArray(value) ? value : [];
+  if (!required && !Array.isArray(value)) c.fail('when', 'must be an array');
+  return list.map((raw, i) => parsePattern(raw, `when[${i}]`, c));
+}
+
+function parsePattern(raw: unknown, at: string, c: RuleChecker): Pattern {
+  if (!isObject(raw)) {
+    c.fail(at, 'must be an object with field, match and value');
+    return { field: 'path', match: 'exact', value: '' };
+  }
+  c.onlyKeys(raw, ['field', 'name', 'match', 'value', 'flags'], `${at}.`);
+  const field = c.oneOf(raw.field, `${at}.field`, FIELDS);
+  const match = c.oneOf(raw.match, `${at}.match`, MATCHES);
+  const value = c.string(raw.value, `${at}.value`, MAX_PATTERN_LENGTH);
+  const pattern: { -readonly [K in keyof Pattern]: Pattern[K] } = { field, match, value };
+  if (field === 'header') pattern.name = parseHeaderName(raw.name, `${at}.name`, c);
+  else if (field === 'query' && raw.name !== undefined) pattern.name = c.string(raw.name, `${at}.name`, 256);
+  else if (raw.name !== undefined) c.fail(`${at}.name`, 'is only allowed with field "header" or "query"');
+  if (field === 'method' && match !== 'regex') pattern.value = value.toUpperCase();
+  if (field === 'host' && match !== 'regex') pattern.value = value.toLowerCase();
+  if (raw.flags !== undefined) {
+    if (match !== 'regex') c.fail(`${at}.flags`, 'is only allowed with match "regex"');
+    else if (typeof raw.flags !== 'string' || !/^i?$/.test(raw.flags)) c.fail(`${at}.flags`, 'must be "" or "i"');
+    else pattern.flags = raw.flags;
+  }
+  if (match === 'regex') checkRegex(pattern, at, c);
+  return pattern;
+}
+
+function checkRegex(pattern: Pattern, at: string, c: RuleChecker): void {
+  const engine = regexEngine();
+  if (!engine) {
+    c.fail(`${at}.match`, '"regex" needs the linear-time regex engine, which this build does not include');
+    return;
+  }
+  try {
+    engine.compile(pattern.value, pattern.flags ?? '');
+  } catch (error) {
+    c.fail(`${at}.value`, `invalid regex: ${(error as Error).message}`);
+  }
+}

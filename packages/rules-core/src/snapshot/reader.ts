@@ -1,0 +1,276 @@
+/**
+ * Opens a snapshot file for evaluation.
+ *
+ * The contract: `openSnapshot` resolves only with a snapshot that is a SQLite database, passes
+ * `PRAGMA quick_check`, has exactly the schema version this code knows and whose rules validate;
+ * anything else rejects with a {@link SnapshotOpenError} whose `reason` says which check failed.
+ * A client keeps its last good snapshot in that case.
+ *
+ * Loading must not stall the event loop of the server doing it: ranges are copied block by block
+ * with a turn of the event loop between blocks, and the integrity check (which reads the whole
+ * file) runs on a worker thread at the same time.
+ */
+import { openSync, readSync, closeSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { endianness } from 'node:os';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { Worker } from 'node:worker_threads';
+import Database from 'better-sqlite3';
+import type { RangeTable } from '../ip/range-table.js';
+import type { Rule } from '../rules/model.js';
+import { parseRules, describeIssues, type RuleIssue } from '../rules/validate.js';
+import { META, RANGE_CATEGORIES, type RangeCategory, SCHEMA_VERSION } from './schema.js';
+
+export type SnapshotOpenFailure = 'missing' | 'not_sqlite' | 'corrupt' | 'schema_version' | 'invalid_content';
+
+export class SnapshotOpenError extends Error {
+  constructor(
+    readonly path: string,
+    readonly reason: SnapshotOpenFailure,
+    detail: string,
+  ) {
+    super(`cannot open snapshot ${path}: ${detail}`);
+    this.name = 'SnapshotOpenError';
+  }
+}
+
+export interface SnapshotInfo {
+  readonly path: string;
+  readonly schemaVersion: number;
+  readonly version: number;
+  readonly createdAt: string;
+  readonly ruleCount: number;
+  readonly rangeCount: number;
+  readonly storedRangeCount: number;
+  readonly datasets: Readonly<Record<string, string>>;
+}
+
+export interface Snapshot extends SnapshotInfo {
+  readonly rules: readonly Rule[];
+  readonly tables: Readonly<Record<RangeCategory, RangeTable>>;
+  /** The stored name of a label (reputation list name, AS organisation), if any. */
+  labelValue(category: RangeCategory, label: number): { value: string; detail: string | null } | undefined;
+  /** Releases the file handle; the snapshot must not be used afterwards. */
+  close(): void;
+}
+
+export interface OpenSnapshotOptions {
+  /** Run `PRAGMA quick_check` (default true). Only tests of the loader itself turn it off. */
+  readonly integrityCheck?: boolean;
+}
+
+const SQLITE_MAGIC = 'SQLite format 3\0';
+
+/** Opens, verifies and loads a snapshot (see the module comment for the contract). */
+export async function openSnapshot(path: string, options: OpenSnapshotOptions = {}): Promise<Snapshot> {
+  if (endianness() !== 'LE') throw new SnapshotOpenError(path, 'corrupt', 'snapshots are read on little-endian hosts only');
+  checkMagic(path);
+  const integrity = options.integrityCheck === false ? Promise.resolve('ok') : quickCheckOnWorker(path);
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(path, { readonly: true, fileMustExist: true });
+    const info = readInfo(db, path);
+    const rules = readRules(db, path);
+    const tables = await readTables(db);
+    const verdict = await integrity;
+    if (verdict !== 'ok') throw new SnapshotOpenError(path, 'corrupt', `integrity check failed: ${verdict}`);
+    return makeSnapshot(db, info, rules, tables);
+  } catch (error) {
+    db?.close();
+    await integrity.catch(() => undefined);
+    if (error instanceof SnapshotOpenError) throw error;
+    throw new SnapshotOpenError(path, 'corrupt', (error as Error).message);
+  }
+}
+
+function checkMagic(path: string): void {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (error) {
+    throw new SnapshotOpenError(path, 'missing', (error as Error).message);
+  }
+  try {
+    const header = Buffer.alloc(16);
+    const n = readSync(fd, header, 0, 16, 0);
+    if (n < 16 || header.toString('latin1') !== SQLITE_MAGIC) {
+      throw new SnapshotOpenError(path, 'not_sqlite', 'the file is not a SQLite database');
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Runs `PRAGMA quick_check` on its own connection in a worker thread; resolves "ok" or the problem. */
+function quickCheckOnWorker(path: string): Promise<string> {
+  const driver = createRequire(import.meta.url).resolve('better-sqlite3');
+  const source = `
+    const { parentPort, workerData } = require('node:worker_threads');
+    const Database = require(workerData.driver);
+    let verdict;
+    try {
+      const db = new Database(workerData.path, { readonly: true, fileMustExist: true });
+      const rows = db.pragma('quick_check');
+      db.close();
+      verdict = rows.map((r) => Object.values(r)[0]).join('; ');
+    } catch (error) {
+      verdict = String(error && error.message || error);
+    }
+    parentPort.postMessage(verdict);
+  `;
+  return new Promise((resolve) => {
+    const worker = new Worker(source, { eval: true, workerData: { driver, path } });
+    worker.once('message', (verdict: string) => resolve(verdict));
+    worker.once('error', (error) => resolve(`integrity worker failed: ${error.message}`));
+    worker.once('exit', (code) => resolve(`integrity worker exited with code ${code}`));
+  });
+}
+
+function readInfo(db: Database.Database, path: string): SnapshotInfo {
+  let rows: { key: string; value: string }[];
+  try {
+    rows = db.prepare('SELECT key, value FROM meta').all() as { key: string; value: string }[];
+  } catch (error) {
+    throw new SnapshotOpenError(path, 'schema_version', `no readable meta table (${(error as Error).message})`);
+  }
+  const meta = new Map(rows.map((r) => [r.key, r.value]));
+  const schemaVersion = Number(meta.get(META.schemaVersion));
+  if (schemaVersion !== SCHEMA_VERSION) {
+    throw new SnapshotOpenError(
+      path,
+      'schema_version',
+      `schema version ${meta.get(META.schemaVersion) ?? '(missing)'} is not the supported version ${SCHEMA_VERSION}`,
+    );
+  }
+  const number = (key: string) => {
+    const value = Number(meta.get(key));
+    if (!Number.isSafeInteger(value) || value < 0) {
+      throw new SnapshotOpenError(path, 'invalid_content', `meta ${key} is not a non-negative integer`);
+    }
+    return value;
+  };
+  return {
+    path,
+    schemaVersion,
+    version: number(META.snapshotVersion),
+    createdAt: meta.get(META.createdAt) ?? '',
+    ruleCount: number(META.ruleCount),
+    rangeCount: number(META.rangeCount),
+    storedRangeCount: number(META.storedRangeCount),
+    datasets: JSON.parse(meta.get(META.datasets) ?? '{}') as Record<string, string>,
+  };
+}
+
+function readRules(db: Database.Database, path: string): Rule[] {
+  const rows = db.prepare('SELECT body FROM rules ORDER BY position').pluck().all() as string[];
+  const issues: RuleIssue[] = [];
+  let parsed: unknown[];
+  try {
+    parsed = rows.map((body) => JSON.parse(body) as unknown);
+  } catch (error) {
+    throw new SnapshotOpenError(path, 'invalid_content', `a stored rule is not JSON: ${(error as Error).message}`);
+  }
+  const rules = parseRules(parsed, issues);
+  if (issues.length > 0) {
+    throw new SnapshotOpenError(path, 'invalid_content', `stored rules do not validate: ${describeIssues(issues)}`);
+  }
+  return rules;
+}
+
+interface BlockRow {
+  family: number;
+  count: number;
+  starts: Buffer;
+  ends: Buffer;
+  sets: Buffer;
+}
+
+/** Copies `source` into `target` at uint32 index `at` (a memcpy; blobs need not be aligned). */
+function copyInto(target: Uint32Array, at: number, source: Buffer): void {
+  if (source.length % 4 !== 0) throw new Error('a range blob has a length that is not a multiple of 4');
+  source.copy(Buffer.from(target.buffer, target.byteOffset + at * 4, source.length));
+}
+
+async function readTables(db: Database.Database): Promise<Record<RangeCategory, RangeTable>> {
+  const totals = db
+    .prepare('SELECT category, family, SUM(count) AS n FROM range_blocks GROUP BY category, family')
+    .all() as { category: string; family: number; n: number }[];
+  const total = (category: RangeCategory, family: number) =>
+    totals.find((t) => t.category === category && t.family === family)?.n ?? 0;
+  const blocks = db.prepare('SELECT family, count, starts, ends, sets FROM range_blocks WHERE category = ? ORDER BY family, block');
+  const setsRow = db.prepare('SELECT count, offsets, labels FROM label_sets WHERE category = ?');
+  const tables = {} as Record<RangeCategory, RangeTable>;
+  for (const category of RANGE_CATEGORIES) {
+    const v4 = total(category, 4);
+    const v6 = total(category, 6);
+    const table: RangeTable = {
+      v4Starts: new Uint32Array(v4),
+      v4Ends: new Uint32Array(v4),
+      v4Sets: new Uint32Array(v4),
+      v6Starts: new Uint32Array(v6 * 4),
+      v6Ends: new Uint32Array(v6 * 4),
+      v6Sets: new Uint32Array(v6),
+      ...readLabelSets(setsRow.get(category) as { count: number; offsets: Buffer; labels: Buffer } | undefined),
+    };
+    let at4 = 0;
+    let at6 = 0;
+    for (const row of blocks.iterate(category) as IterableIterator<BlockRow>) {
+      if (row.family === 4) {
+        copyInto(table.v4Starts, at4, row.starts);
+        copyInto(table.v4Ends, at4, row.ends);
+        copyInto(table.v4Sets, at4, row.sets);
+        at4 += row.count;
+      } else {
+        copyInto(table.v6Starts, at6 * 4, row.starts);
+        copyInto(table.v6Ends, at6 * 4, row.ends);
+        copyInto(table.v6Sets, at6, row.sets);
+        at6 += row.count;
+      }
+      await nextTurn();
+    }
+    checkSetIndexes(table);
+    tables[category] = table;
+  }
+  return tables;
+}
+
+function readLabelSets(
+  row: { count: number; offsets: Buffer; labels: Buffer } | undefined,
+): Pick<RangeTable, 'setOffsets' | 'setLabels'> {
+  if (!row) return { setOffsets: new Uint32Array([0]), setLabels: new Uint32Array(0) };
+  const setOffsets = new Uint32Array(row.count + 1);
+  const setLabels = new Uint32Array(row.labels.length / 4);
+  copyInto(setOffsets, 0, row.offsets);
+  copyInto(setLabels, 0, row.labels);
+  return { setOffsets, setLabels };
+}
+
+/** A set index out of bounds would make the evaluator read garbage: refuse such a file. */
+function checkSetIndexes(table: RangeTable): void {
+  const count = table.setOffsets.length - 1;
+  for (const sets of [table.v4Sets, table.v6Sets]) {
+    for (let i = 0; i < sets.length; i++) {
+      if ((sets[i] as number) >= count) throw new Error('a range refers to a label set that does not exist');
+    }
+  }
+  if ((table.setOffsets[count] as number) !== table.setLabels.length) {
+    throw new Error('label set offsets do not match the stored labels');
+  }
+}
+
+function makeSnapshot(
+  db: Database.Database,
+  info: SnapshotInfo,
+  rules: readonly Rule[],
+  tables: Record<RangeCategory, RangeTable>,
+): Snapshot {
+  const labelQuery = db.prepare('SELECT value, detail FROM labels WHERE category = ? AND label = ?');
+  return {
+    ...info,
+    rules,
+    tables,
+    labelValue: (category, label) =>
+      labelQuery.get(category, label) as { value: string; detail: string | null } | undefined,
+    close: () => db.close(),
+  };
+}
