@@ -43,7 +43,7 @@ export class IpParseError extends Error {
 }
 
 /** Failure codes of the allocation-free parser; `REASONS` turns them into messages. */
-const enum Fail {
+enum Fail {
   Empty = -1,
   Zone = -2,
   Octet = -3,
@@ -105,7 +105,10 @@ export function parseIp(text: string): IpAddress {
   const r = parseIpInto(text, out);
   if (r === 4) return { family: 4, value: out[0] as number };
   if (r === 6) {
-    return { family: 6, words: [out[0] as number, out[1] as number, out[2] as number, out[3] as number] };
+    return {
+      family: 6,
+      words: [out[0] as number, out[1] as number, out[2] as number, out[3] as number],
+    };
   }
   throw new IpParseError(text, describeParseFailure(r));
 }

@@ -34,7 +34,9 @@ export function flattenRanges(entries: readonly LabelledRange[]): FlatRange[] {
   const out: FlatRange[] = [];
   for (const family of [4, 6] as const) {
     const ofFamily = entries.filter((e) => e.range.family === family);
-    ofFamily.sort((a, b) => compareBig(a.range.start, b.range.start) || compareBig(a.range.end, b.range.end));
+    ofFamily.sort(
+      (a, b) => compareBig(a.range.start, b.range.start) || compareBig(a.range.end, b.range.end),
+    );
     const flat = isDisjoint(ofFamily) ? disjointRun(ofFamily, sets) : sweep(ofFamily, sets);
     mergeAdjacent(flat, out);
   }
@@ -47,7 +49,8 @@ function compareBig(a: bigint, b: bigint): number {
 
 function isDisjoint(sorted: readonly LabelledRange[]): boolean {
   for (let i = 1; i < sorted.length; i++) {
-    if ((sorted[i] as LabelledRange).range.start <= (sorted[i - 1] as LabelledRange).range.end) return false;
+    if ((sorted[i] as LabelledRange).range.start <= (sorted[i - 1] as LabelledRange).range.end)
+      return false;
   }
   return true;
 }

@@ -83,7 +83,9 @@ export function packRanges(flat: readonly FlatRange[]): RangeTable {
   return { ...table, ...compressSets(labelSets) };
 }
 
-function compressSets(sets: readonly (readonly number[])[]): Pick<RangeTable, 'setOffsets' | 'setLabels'> {
+function compressSets(
+  sets: readonly (readonly number[])[],
+): Pick<RangeTable, 'setOffsets' | 'setLabels'> {
   const setOffsets = new Uint32Array(sets.length + 1);
   let total = 0;
   sets.forEach((set, i) => {

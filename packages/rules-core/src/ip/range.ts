@@ -5,7 +5,14 @@
  * clarity; the request path never sees them, it reads the packed tables made by
  * `evaluator/range-table`.
  */
-import { formatIp, type IpFamily, IpParseError, ipFromBigInt, ipToBigInt, parseIp } from './address.js';
+import {
+  formatIp,
+  type IpFamily,
+  IpParseError,
+  ipFromBigInt,
+  ipToBigInt,
+  parseIp,
+} from './address.js';
 
 export interface IpRange {
   readonly family: IpFamily;
@@ -76,7 +83,8 @@ function parseAddress(input: string, part: string): { family: IpFamily; value: b
   try {
     const address = parseIp(part);
     const value = ipToBigInt(address);
-    if (address.family === 4 && part.includes(':')) return { family: 6, value: value + MAPPED_START };
+    if (address.family === 4 && part.includes(':'))
+      return { family: 6, value: value + MAPPED_START };
     return { family: address.family, value };
   } catch (error) {
     if (error instanceof IpParseError) throw new IpRangeParseError(input, error.message);
@@ -88,7 +96,10 @@ function parseCidr(input: string, trimmed: string, slash: number): IpRange {
   const addressText = trimmed.slice(0, slash);
   const prefixText = trimmed.slice(slash + 1);
   if (!/^\d{1,3}$/.test(prefixText)) {
-    throw new IpRangeParseError(input, `prefix length ${JSON.stringify(prefixText)} is not a number`);
+    throw new IpRangeParseError(
+      input,
+      `prefix length ${JSON.stringify(prefixText)} is not a number`,
+    );
   }
   const prefix = Number(prefixText);
   // Parse as written: a mapped ::ffff:a.b.c.d/120 has an IPv6 prefix length even though the
@@ -96,7 +107,10 @@ function parseCidr(input: string, trimmed: string, slash: number): IpRange {
   const writtenFamily: IpFamily = addressText.includes(':') ? 6 : 4;
   const bits = Number(FAMILY_BITS[writtenFamily]);
   if (prefix > bits) {
-    throw new IpRangeParseError(input, `prefix length ${prefix} exceeds ${bits} for IPv${writtenFamily}`);
+    throw new IpRangeParseError(
+      input,
+      `prefix length ${prefix} exceeds ${bits} for IPv${writtenFamily}`,
+    );
   }
   const value = parseAddress(input, addressText).value;
   const hostBits = BigInt(bits - prefix);
@@ -113,7 +127,8 @@ function parseCidr(input: string, trimmed: string, slash: number): IpRange {
 export function normalizeRange(range: IpRange): IpRange[] {
   if (range.family === 4 || range.end < MAPPED_START || range.start > MAPPED_END) return [range];
   const parts: IpRange[] = [];
-  if (range.start < MAPPED_START) parts.push({ family: 6, start: range.start, end: MAPPED_START - 1n });
+  if (range.start < MAPPED_START)
+    parts.push({ family: 6, start: range.start, end: MAPPED_START - 1n });
   const v4Start = range.start > MAPPED_START ? range.start - MAPPED_START : 0n;
   const v4End = range.end < MAPPED_END ? range.end - MAPPED_START : 0xffffffffn;
   parts.push({ family: 4, start: v4Start, end: v4End });
