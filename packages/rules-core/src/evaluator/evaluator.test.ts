@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openFixture, temporaryDirectory } from '../test-support/snapshot-fixture.js';
-import type { RequestInfo } from './request.js';
-import { Evaluator } from './evaluator.js';
 import type { Snapshot } from '../snapshot/reader.js';
+import { openFixture, temporaryDirectory } from '../test-support/snapshot-fixture.js';
+import { Evaluator } from './evaluator.js';
+import type { RequestInfo } from './request.js';
 
 const tmp = temporaryDirectory();
 afterAll(() => tmp.remove());
@@ -20,7 +20,10 @@ function request(overrides: Partial<RequestInfo> = {}): RequestInfo {
   };
 }
 
-async function evaluatorFor(rules: unknown[], extra: Omit<Parameters<typeof openFixture>[1], 'rules'> = {}) {
+async function evaluatorFor(
+  rules: unknown[],
+  extra: Omit<Parameters<typeof openFixture>[1], 'rules'> = {},
+) {
   const snapshot = await openFixture(tmp.dir, { rules, ...extra });
   return { evaluator: new Evaluator(snapshot), snapshot };
 }
@@ -33,12 +36,33 @@ describe('decision precedence', () => {
       [
         { id: 'geo-block', type: 'country', action: 'block', countries: ['XA'] },
         { id: 'office', type: 'ip', action: 'allow', ranges: ['203.0.113.0/24'] },
-        { id: 'trial-block', type: 'ip', action: 'block', mode: 'monitor', ranges: ['198.51.100.0/25', '192.0.2.0/24'] },
+        {
+          id: 'trial-block',
+          type: 'ip',
+          action: 'block',
+          mode: 'monitor',
+          ranges: ['198.51.100.0/25', '192.0.2.0/24'],
+        },
         { id: 'bad-range', type: 'ip', action: 'block', ranges: ['198.51.100.0/24'] },
-        { id: 'admin', type: 'pattern', action: 'block', when: [{ field: 'path', match: 'prefix', value: '/admin' }] },
-        { id: 'health', type: 'pattern', action: 'allow', when: [{ field: 'path', match: 'exact', value: '/healthz' }] },
+        {
+          id: 'admin',
+          type: 'pattern',
+          action: 'block',
+          when: [{ field: 'path', match: 'prefix', value: '/admin' }],
+        },
+        {
+          id: 'health',
+          type: 'pattern',
+          action: 'allow',
+          when: [{ field: 'path', match: 'exact', value: '/healthz' }],
+        },
       ],
-      { country: [['203.0.113.0/24', 'XA'], ['198.51.100.0/24', 'XA']] },
+      {
+        country: [
+          ['203.0.113.0/24', 'XA'],
+          ['198.51.100.0/24', 'XA'],
+        ],
+      },
     ));
   });
   afterAll(() => snapshot.close());
@@ -66,12 +90,22 @@ describe('decision precedence', () => {
 
   it('decides with mode monitor when only a monitor rule matches', () => {
     const d = evaluator.evaluate(request({ ip: '192.0.2.77' }));
-    expect(d).toMatchObject({ action: 'block', mode: 'monitor', ruleId: 'trial-block', monitored: null });
+    expect(d).toMatchObject({
+      action: 'block',
+      mode: 'monitor',
+      ruleId: 'trial-block',
+      monitored: null,
+    });
   });
 
   it('lets an enforce pattern block win over a monitor ip block', () => {
     const d = evaluator.evaluate(request({ ip: '192.0.2.77', path: '/admin/users' }));
-    expect(d).toMatchObject({ action: 'block', mode: 'enforce', ruleId: 'admin', category: 'pattern' });
+    expect(d).toMatchObject({
+      action: 'block',
+      mode: 'enforce',
+      ruleId: 'admin',
+      category: 'pattern',
+    });
     expect(d.monitored?.ruleId).toBe('trial-block');
   });
 
@@ -97,7 +131,13 @@ describe('decision precedence', () => {
 describe('expiry', () => {
   it('skips a rule once its expiresAt has passed', async () => {
     const { evaluator, snapshot } = await evaluatorFor([
-      { id: 'temp', type: 'ip', action: 'block', ranges: ['192.0.2.10'], expiresAt: '2030-01-01T00:00:00Z' },
+      {
+        id: 'temp',
+        type: 'ip',
+        action: 'block',
+        ranges: ['192.0.2.10'],
+        expiresAt: '2030-01-01T00:00:00Z',
+      },
     ]);
     expect(evaluator.evaluate(request(), Date.parse('2029-12-31T23:59:59Z')).action).toBe('block');
     expect(evaluator.evaluate(request(), Date.parse('2030-01-01T00:00:00Z')).action).toBe('pass');
@@ -157,7 +197,10 @@ describe('datasets', () => {
         { id: 'drop', type: 'reputation', action: 'block', lists: ['drop'] },
       ],
       {
-        country: [['100.64.0.0/16', 'XB'], ['2001:db8::/32', 'XB']],
+        country: [
+          ['100.64.0.0/16', 'XB'],
+          ['2001:db8::/32', 'XB'],
+        ],
         asn: [['100.65.0.0/16', 64500, 'Example Hosting']],
         reputation: { drop: ['100.66.1.0/24'], other: ['100.67.0.0/16'] },
       },
@@ -177,11 +220,36 @@ describe('patterns', () => {
   let evaluator: Evaluator;
   beforeAll(async () => {
     ({ evaluator, snapshot } = await evaluatorFor([
-      { id: 'wp', type: 'pattern', action: 'block', when: [{ field: 'path', match: 'prefix', value: '/wp-admin' }] },
-      { id: 'bot', type: 'pattern', action: 'block', when: [{ field: 'user_agent', match: 'contains', value: 'SQLMap' }] },
-      { id: 'hdr', type: 'pattern', action: 'block', when: [{ field: 'header', name: 'X-Debug', match: 'exact', value: 'on' }] },
-      { id: 'param', type: 'pattern', action: 'block', when: [{ field: 'query', name: 'q', match: 'contains', value: 'union select' }] },
-      { id: 'host', type: 'pattern', action: 'block', when: [{ field: 'host', match: 'exact', value: 'Internal.Example' }] },
+      {
+        id: 'wp',
+        type: 'pattern',
+        action: 'block',
+        when: [{ field: 'path', match: 'prefix', value: '/wp-admin' }],
+      },
+      {
+        id: 'bot',
+        type: 'pattern',
+        action: 'block',
+        when: [{ field: 'user_agent', match: 'contains', value: 'SQLMap' }],
+      },
+      {
+        id: 'hdr',
+        type: 'pattern',
+        action: 'block',
+        when: [{ field: 'header', name: 'X-Debug', match: 'exact', value: 'on' }],
+      },
+      {
+        id: 'param',
+        type: 'pattern',
+        action: 'block',
+        when: [{ field: 'query', name: 'q', match: 'contains', value: 'union select' }],
+      },
+      {
+        id: 'host',
+        type: 'pattern',
+        action: 'block',
+        when: [{ field: 'host', match: 'exact', value: 'Internal.Example' }],
+      },
       {
         id: 'and',
         type: 'pattern',
@@ -237,7 +305,12 @@ describe('rate limits', () => {
     const login = request({ method: 'POST', path: '/login' });
     const first = evaluator.evaluate(login, now);
     expect(first.action).toBe('pass');
-    expect(first.rateLimit).toMatchObject({ ruleId: 'login', limit: 2, remaining: 1, resetSeconds: 50 });
+    expect(first.rateLimit).toMatchObject({
+      ruleId: 'login',
+      limit: 2,
+      remaining: 1,
+      resetSeconds: 50,
+    });
     expect(evaluator.evaluate(login, now).action).toBe('pass');
     const third = evaluator.evaluate(login, now);
     expect(third).toMatchObject({ action: 'rate_limit', ruleId: 'login', category: 'rate_limit' });
@@ -250,7 +323,14 @@ describe('rate limits', () => {
 
   it('reports a monitor-mode rate limit without enforcing it', async () => {
     const { evaluator, snapshot } = await evaluatorFor([
-      { id: 'all', type: 'rate_limit', mode: 'monitor', key: { kind: 'ip' }, windowSeconds: 10, limit: 1 },
+      {
+        id: 'all',
+        type: 'rate_limit',
+        mode: 'monitor',
+        key: { kind: 'ip' },
+        windowSeconds: 10,
+        limit: 1,
+      },
     ]);
     evaluator.evaluate(request(), 1_000);
     const d = evaluator.evaluate(request(), 1_000);

@@ -25,7 +25,13 @@
  * label set computed on first use and cached, patterns compiled once per snapshot.
  */
 import { parseIpInto } from '../ip/address.js';
-import { labelSetCount, labelsOfSet, lookupV4, lookupV6, type RangeTable } from '../ip/range-table.js';
+import {
+  labelSetCount,
+  labelsOfSet,
+  lookupV4,
+  lookupV6,
+  type RangeTable,
+} from '../ip/range-table.js';
 import type { RateLimitKey, RateLimitRule, Rule } from '../rules/model.js';
 import type { Snapshot } from '../snapshot/reader.js';
 import { packCountry, RANGE_CATEGORIES, type RangeCategory } from '../snapshot/schema.js';
@@ -97,8 +103,12 @@ export class Evaluator {
     const patterns = this.rules.flatMap((c) =>
       c.rule.type === 'pattern' ? [{ ...c, matches: compileAll(c.rule.when) }] : [],
     );
-    this.allowPatterns = patterns.filter((p) => p.rule.type === 'pattern' && p.rule.action === 'allow');
-    this.blockPatterns = patterns.filter((p) => p.rule.type === 'pattern' && p.rule.action === 'block');
+    this.allowPatterns = patterns.filter(
+      (p) => p.rule.type === 'pattern' && p.rule.action === 'allow',
+    );
+    this.blockPatterns = patterns.filter(
+      (p) => p.rule.type === 'pattern' && p.rule.action === 'block',
+    );
     this.rateLimits = this.rules.flatMap((c) =>
       c.rule.type === 'rate_limit'
         ? [
@@ -135,7 +145,12 @@ export class Evaluator {
     const family = parseIpInto(ip, this.address);
     for (let i = 0; i < this.categories.length; i++) {
       const c = this.categories[i] as CategoryIndex;
-      const set = family === 4 ? lookupV4(c.table, this.address[0] as number) : family === 6 ? lookupV6(c.table, this.address) : -1;
+      const set =
+        family === 4
+          ? lookupV4(c.table, this.address[0] as number)
+          : family === 6
+            ? lookupV6(c.table, this.address)
+            : -1;
       this.candidates[i] = set === -1 ? NONE : this.rulesOfSet(c, set);
     }
   }
@@ -163,8 +178,14 @@ export class Evaluator {
       for (const position of this.candidates[i] as readonly number[]) {
         const compiled = this.rules[position] as CompiledRule;
         const rule = compiled.rule;
-        if (rule.type === 'rate_limit' || rule.type === 'pattern' || rule.action !== action) continue;
-        const decided = this.matched(compiled, action, (this.categories[i] as CategoryIndex).category, run);
+        if (rule.type === 'rate_limit' || rule.type === 'pattern' || rule.action !== action)
+          continue;
+        const decided = this.matched(
+          compiled,
+          action,
+          (this.categories[i] as CategoryIndex).category,
+          run,
+        );
         if (decided) return decided;
       }
     }
@@ -211,7 +232,8 @@ export class Evaluator {
   ): Decision | undefined {
     if (compiled.expiresAtMs <= run.now) return undefined;
     const match: RuleMatch = { action, ruleId: compiled.rule.id, category };
-    if (compiled.rule.mode === 'enforce') return this.decision(action, 'enforce', match, run.monitored, rateLimit);
+    if (compiled.rule.mode === 'enforce')
+      return this.decision(action, 'enforce', match, run.monitored, rateLimit);
     run.monitored ??= match;
     if (rateLimit) run.monitoredRateLimit ??= rateLimit;
     return undefined;
@@ -272,7 +294,8 @@ function labelIndex(category: RangeCategory, snapshot: Snapshot): LabelIndex {
   }
   snapshot.rules.forEach((rule, position) => {
     if (category === 'ip' && rule.type === 'ip') add(position, position);
-    if (category === 'country' && rule.type === 'country') for (const c of rule.countries) add(packCountry(c), position);
+    if (category === 'country' && rule.type === 'country')
+      for (const c of rule.countries) add(packCountry(c), position);
     if (category === 'asn' && rule.type === 'asn') for (const a of rule.asns) add(a, position);
     if (category === 'reputation' && rule.type === 'reputation') {
       for (const name of rule.lists) {

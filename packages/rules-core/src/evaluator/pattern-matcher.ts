@@ -27,7 +27,8 @@ function stringTest(pattern: Pattern): StringTest {
     }
     case 'regex': {
       const engine = regexEngine();
-      if (!engine) throw new Error('a regex pattern needs the regex engine, which is not registered');
+      if (!engine)
+        throw new Error('a regex pattern needs the regex engine, which is not registered');
       const matcher = engine.compile(value, pattern.flags ?? '');
       return (s) => matcher.test(s);
     }

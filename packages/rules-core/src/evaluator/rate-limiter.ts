@@ -45,7 +45,8 @@ export class SlidingWindowLimiter implements RateLimiter {
 
   constructor(options: SlidingWindowLimiterOptions = {}) {
     this.capacity = options.capacity ?? 100_000;
-    if (!Number.isInteger(this.capacity) || this.capacity < 1) throw new RangeError('capacity must be a positive integer');
+    if (!Number.isInteger(this.capacity) || this.capacity < 1)
+      throw new RangeError('capacity must be a positive integer');
   }
 
   get size(): number {

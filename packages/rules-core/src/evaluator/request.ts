@@ -44,7 +44,9 @@ function decodePercent(text: string): string {
     return decodeURIComponent(text);
   } catch {
     // Malformed UTF-8 or a stray "%": decode the valid escapes byte by byte.
-    return text.replace(/%([0-9a-fA-F]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+    return text.replace(/%([0-9a-fA-F]{2})/g, (_, hex: string) =>
+      String.fromCharCode(Number.parseInt(hex, 16)),
+    );
   }
 }
 

@@ -40,7 +40,9 @@ export class RuleValidationError extends Error {
 export function describeIssues(issues: readonly RuleIssue[], max = 5): string {
   const lines = issues.slice(0, max).map((i) => {
     const where =
-      i.index === null ? '' : `rules[${i.index}]${i.ruleId ? ` (id ${JSON.stringify(i.ruleId)})` : ''}: `;
+      i.index === null
+        ? ''
+        : `rules[${i.index}]${i.ruleId ? ` (id ${JSON.stringify(i.ruleId)})` : ''}: `;
     return `${where}${i.field}: ${i.reason}`;
   });
   if (issues.length > max) lines.push(`... and ${issues.length - max} more`);
@@ -50,7 +52,14 @@ export function describeIssues(issues: readonly RuleIssue[], max = 5): string {
 const ID_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
 const METHOD_PATTERN = /^[A-Z]{1,20}$/;
 const HEADER_PATTERN = /^[a-z0-9!#$%&'*+.^_`|~-]{1,128}$/;
-const RULE_TYPES: readonly RuleType[] = ['ip', 'country', 'asn', 'reputation', 'pattern', 'rate_limit'];
+const RULE_TYPES: readonly RuleType[] = [
+  'ip',
+  'country',
+  'asn',
+  'reputation',
+  'pattern',
+  'rate_limit',
+];
 const FIELDS: readonly PatternField[] = ['path', 'query', 'user_agent', 'host', 'method', 'header'];
 const MATCHES: readonly PatternMatch[] = ['exact', 'prefix', 'contains', 'regex'];
 const MAX_PATTERN_LENGTH = 4096;
@@ -75,7 +84,12 @@ class RuleChecker {
   ) {}
 
   fail(field: string, reason: string): void {
-    this.issues.push({ index: this.index, ...(this.ruleId ? { ruleId: this.ruleId } : {}), field, reason });
+    this.issues.push({
+      index: this.index,
+      ...(this.ruleId ? { ruleId: this.ruleId } : {}),
+      field,
+      reason,
+    });
   }
 
   nonEmptyArray(value: unknown, field: string): unknown[] {
@@ -133,7 +147,13 @@ function isObject(value: unknown): value is Record<string, unknown> {
  */
 export function parseRuleSet(json: unknown): RuleSet {
   if (!isObject(json)) {
-    throw new RuleValidationError([{ index: null, field: 'rules', reason: 'the document must be an object with a "rules" array' }]);
+    throw new RuleValidationError([
+      {
+        index: null,
+        field: 'rules',
+        reason: 'the document must be an object with a "rules" array',
+      },
+    ]);
   }
   const issues: RuleIssue[] = [];
   for (const key of Object.keys(json)) {
@@ -157,7 +177,12 @@ export function parseRules(input: readonly unknown[], issues: RuleIssue[] = []):
     if (!rule) return;
     const first = seen.get(rule.id);
     if (first !== undefined) {
-      issues.push({ index, ruleId: rule.id, field: 'id', reason: `duplicates the id of rules[${first}]` });
+      issues.push({
+        index,
+        ruleId: rule.id,
+        field: 'id',
+        reason: `duplicates the id of rules[${first}]`,
+      });
     } else {
       seen.set(rule.id, index);
     }
@@ -176,7 +201,10 @@ export function parseRule(raw: unknown, index: number, issues: RuleIssue[]): Rul
   const id = typeof raw.id === 'string' && ID_PATTERN.test(raw.id) ? raw.id : undefined;
   const c = new RuleChecker(issues, index, id);
   if (id === undefined) {
-    c.fail('id', raw.id === undefined ? 'is required' : 'must be 1-128 characters of A-Z a-z 0-9 _ . : -');
+    c.fail(
+      'id',
+      raw.id === undefined ? 'is required' : 'must be 1-128 characters of A-Z a-z 0-9 _ . : -',
+    );
   }
   const type = c.oneOf(raw.type, 'type', RULE_TYPES);
   if (issues.length > before && !RULE_TYPES.includes(raw.type as RuleType)) return undefined;
@@ -193,7 +221,11 @@ export function parseRule(raw: unknown, index: number, issues: RuleIssue[]): Rul
 
 function parseExpiry(value: unknown, c: RuleChecker): { expiresAt?: string } {
   if (value === undefined || value === null) return {};
-  if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}T/.test(value) || Number.isNaN(Date.parse(value))) {
+  if (
+    typeof value !== 'string' ||
+    !/^\d{4}-\d{2}-\d{2}T/.test(value) ||
+    Number.isNaN(Date.parse(value))
+  ) {
     c.fail('expiresAt', 'must be an ISO 8601 date-time such as 2026-12-31T23:59:59Z');
     return {};
   }
@@ -202,7 +234,12 @@ function parseExpiry(value: unknown, c: RuleChecker): { expiresAt?: string } {
 
 type Base = { id: string; mode: RuleMode; expiresAt?: string; note?: string };
 
-function parseTyped(type: RuleType, raw: Record<string, unknown>, base: Base, c: RuleChecker): Rule {
+function parseTyped(
+  type: RuleType,
+  raw: Record<string, unknown>,
+  base: Base,
+  c: RuleChecker,
+): Rule {
   const action = () => c.oneOf<RuleAction>(raw.action, 'action', ['allow', 'block']);
   switch (type) {
     case 'ip':
@@ -214,7 +251,8 @@ function parseTyped(type: RuleType, raw: Record<string, unknown>, base: Base, c:
         action: action(),
         countries: c.nonEmptyArray(raw.countries, 'countries').map((v, i) => {
           const code = typeof v === 'string' ? v.toUpperCase() : '';
-          if (!/^[A-Z]{2}$/.test(code)) c.fail(`countries[${i}]`, 'must be an ISO 3166-1 alpha-2 code such as "DE"');
+          if (!/^[A-Z]{2}$/.test(code))
+            c.fail(`countries[${i}]`, 'must be an ISO 3166-1 alpha-2 code such as "DE"');
           return code;
         }),
       };
@@ -223,7 +261,9 @@ function parseTyped(type: RuleType, raw: Record<string, unknown>, base: Base, c:
         ...base,
         type,
         action: action(),
-        asns: c.nonEmptyArray(raw.asns, 'asns').map((v, i) => c.integer(v, `asns[${i}]`, 0, 4294967295)),
+        asns: c
+          .nonEmptyArray(raw.asns, 'asns')
+          .map((v, i) => c.integer(v, `asns[${i}]`, 0, 4294967295)),
       };
     case 'reputation':
       return {
@@ -269,7 +309,8 @@ function parseMethods(value: unknown, c: RuleChecker): string[] {
   }
   return value.map((v, i) => {
     const method = typeof v === 'string' ? v.toUpperCase() : '';
-    if (!METHOD_PATTERN.test(method)) c.fail(`methods[${i}]`, 'must be an HTTP method such as "POST"');
+    if (!METHOD_PATTERN.test(method))
+      c.fail(`methods[${i}]`, 'must be an HTTP method such as "POST"');
     return method;
   });
 }
@@ -311,13 +352,16 @@ function parsePattern(raw: unknown, at: string, c: RuleChecker): Pattern {
   const value = c.string(raw.value, `${at}.value`, MAX_PATTERN_LENGTH);
   const pattern: { -readonly [K in keyof Pattern]: Pattern[K] } = { field, match, value };
   if (field === 'header') pattern.name = parseHeaderName(raw.name, `${at}.name`, c);
-  else if (field === 'query' && raw.name !== undefined) pattern.name = c.string(raw.name, `${at}.name`, 256);
-  else if (raw.name !== undefined) c.fail(`${at}.name`, 'is only allowed with field "header" or "query"');
+  else if (field === 'query' && raw.name !== undefined)
+    pattern.name = c.string(raw.name, `${at}.name`, 256);
+  else if (raw.name !== undefined)
+    c.fail(`${at}.name`, 'is only allowed with field "header" or "query"');
   if (field === 'method' && match !== 'regex') pattern.value = value.toUpperCase();
   if (field === 'host' && match !== 'regex') pattern.value = value.toLowerCase();
   if (raw.flags !== undefined) {
     if (match !== 'regex') c.fail(`${at}.flags`, 'is only allowed with match "regex"');
-    else if (typeof raw.flags !== 'string' || !/^i?$/.test(raw.flags)) c.fail(`${at}.flags`, 'must be "" or "i"');
+    else if (typeof raw.flags !== 'string' || !/^i?$/.test(raw.flags))
+      c.fail(`${at}.flags`, 'must be "" or "i"');
     else pattern.flags = raw.flags;
   }
   if (match === 'regex') checkRegex(pattern, at, c);
@@ -327,7 +371,10 @@ function parsePattern(raw: unknown, at: string, c: RuleChecker): Pattern {
 function checkRegex(pattern: Pattern, at: string, c: RuleChecker): void {
   const engine = regexEngine();
   if (!engine) {
-    c.fail(`${at}.match`, '"regex" needs the linear-time regex engine, which this build does not include');
+    c.fail(
+      `${at}.match`,
+      '"regex" needs the linear-time regex engine, which this build does not include',
+    );
     return;
   }
   try {

@@ -10,7 +10,7 @@
  * with a turn of the event loop between blocks, and the integrity check (which reads the whole
  * file) runs on a worker thread at the same time.
  */
-import { openSync, readSync, closeSync } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { endianness } from 'node:os';
 import { setImmediate as nextTurn } from 'node:timers/promises';
@@ -18,10 +18,15 @@ import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import type { RangeTable } from '../ip/range-table.js';
 import type { Rule } from '../rules/model.js';
-import { parseRules, describeIssues, type RuleIssue } from '../rules/validate.js';
+import { describeIssues, parseRules, type RuleIssue } from '../rules/validate.js';
 import { META, RANGE_CATEGORIES, type RangeCategory, SCHEMA_VERSION } from './schema.js';
 
-export type SnapshotOpenFailure = 'missing' | 'not_sqlite' | 'corrupt' | 'schema_version' | 'invalid_content';
+export type SnapshotOpenFailure =
+  | 'missing'
+  | 'not_sqlite'
+  | 'corrupt'
+  | 'schema_version'
+  | 'invalid_content';
 
 export class SnapshotOpenError extends Error {
   constructor(
@@ -49,7 +54,10 @@ export interface Snapshot extends SnapshotInfo {
   readonly rules: readonly Rule[];
   readonly tables: Readonly<Record<RangeCategory, RangeTable>>;
   /** The stored name of a label (reputation list name, AS organisation), if any. */
-  labelValue(category: RangeCategory, label: number): { value: string; detail: string | null } | undefined;
+  labelValue(
+    category: RangeCategory,
+    label: number,
+  ): { value: string; detail: string | null } | undefined;
   /** Releases the file handle; the snapshot must not be used afterwards. */
   close(): void;
 }
@@ -62,10 +70,15 @@ export interface OpenSnapshotOptions {
 const SQLITE_MAGIC = 'SQLite format 3\0';
 
 /** Opens, verifies and loads a snapshot (see the module comment for the contract). */
-export async function openSnapshot(path: string, options: OpenSnapshotOptions = {}): Promise<Snapshot> {
-  if (endianness() !== 'LE') throw new SnapshotOpenError(path, 'corrupt', 'snapshots are read on little-endian hosts only');
+export async function openSnapshot(
+  path: string,
+  options: OpenSnapshotOptions = {},
+): Promise<Snapshot> {
+  if (endianness() !== 'LE')
+    throw new SnapshotOpenError(path, 'corrupt', 'snapshots are read on little-endian hosts only');
   checkMagic(path);
-  const integrity = options.integrityCheck === false ? Promise.resolve('ok') : quickCheckOnWorker(path);
+  const integrity =
+    options.integrityCheck === false ? Promise.resolve('ok') : quickCheckOnWorker(path);
   let db: Database.Database | undefined;
   try {
     db = new Database(path, { readonly: true, fileMustExist: true });
@@ -73,13 +86,21 @@ export async function openSnapshot(path: string, options: OpenSnapshotOptions = 
     const rules = readRules(db, path);
     const tables = await readTables(db);
     const verdict = await integrity;
-    if (verdict !== 'ok') throw new SnapshotOpenError(path, 'corrupt', `integrity check failed: ${verdict}`);
+    if (verdict !== 'ok')
+      throw new SnapshotOpenError(path, 'corrupt', `integrity check failed: ${verdict}`);
     return makeSnapshot(db, info, rules, tables);
   } catch (error) {
     db?.close();
-    await integrity.catch(() => undefined);
-    if (error instanceof SnapshotOpenError) throw error;
-    throw new SnapshotOpenError(path, 'corrupt', (error as Error).message);
+    // A damaged file can fail any read; when the integrity check agrees, say so rather than
+    // blaming whatever table happened to be read first.
+    const verdict = await integrity;
+    if (error instanceof SnapshotOpenError && (error.reason === 'corrupt' || verdict === 'ok'))
+      throw error;
+    throw new SnapshotOpenError(
+      path,
+      'corrupt',
+      verdict === 'ok' ? (error as Error).message : `integrity check failed: ${verdict}`,
+    );
   }
 }
 
@@ -131,7 +152,11 @@ function readInfo(db: Database.Database, path: string): SnapshotInfo {
   try {
     rows = db.prepare('SELECT key, value FROM meta').all() as { key: string; value: string }[];
   } catch (error) {
-    throw new SnapshotOpenError(path, 'schema_version', `no readable meta table (${(error as Error).message})`);
+    throw new SnapshotOpenError(
+      path,
+      'schema_version',
+      `no readable meta table (${(error as Error).message})`,
+    );
   }
   const meta = new Map(rows.map((r) => [r.key, r.value]));
   const schemaVersion = Number(meta.get(META.schemaVersion));
@@ -145,7 +170,11 @@ function readInfo(db: Database.Database, path: string): SnapshotInfo {
   const number = (key: string) => {
     const value = Number(meta.get(key));
     if (!Number.isSafeInteger(value) || value < 0) {
-      throw new SnapshotOpenError(path, 'invalid_content', `meta ${key} is not a non-negative integer`);
+      throw new SnapshotOpenError(
+        path,
+        'invalid_content',
+        `meta ${key} is not a non-negative integer`,
+      );
     }
     return value;
   };
@@ -168,11 +197,19 @@ function readRules(db: Database.Database, path: string): Rule[] {
   try {
     parsed = rows.map((body) => JSON.parse(body) as unknown);
   } catch (error) {
-    throw new SnapshotOpenError(path, 'invalid_content', `a stored rule is not JSON: ${(error as Error).message}`);
+    throw new SnapshotOpenError(
+      path,
+      'invalid_content',
+      `a stored rule is not JSON: ${(error as Error).message}`,
+    );
   }
   const rules = parseRules(parsed, issues);
   if (issues.length > 0) {
-    throw new SnapshotOpenError(path, 'invalid_content', `stored rules do not validate: ${describeIssues(issues)}`);
+    throw new SnapshotOpenError(
+      path,
+      'invalid_content',
+      `stored rules do not validate: ${describeIssues(issues)}`,
+    );
   }
   return rules;
 }
@@ -187,7 +224,8 @@ interface BlockRow {
 
 /** Copies `source` into `target` at uint32 index `at` (a memcpy; blobs need not be aligned). */
 function copyInto(target: Uint32Array, at: number, source: Buffer): void {
-  if (source.length % 4 !== 0) throw new Error('a range blob has a length that is not a multiple of 4');
+  if (source.length % 4 !== 0)
+    throw new Error('a range blob has a length that is not a multiple of 4');
   source.copy(Buffer.from(target.buffer, target.byteOffset + at * 4, source.length));
 }
 
@@ -197,7 +235,9 @@ async function readTables(db: Database.Database): Promise<Record<RangeCategory, 
     .all() as { category: string; family: number; n: number }[];
   const total = (category: RangeCategory, family: number) =>
     totals.find((t) => t.category === category && t.family === family)?.n ?? 0;
-  const blocks = db.prepare('SELECT family, count, starts, ends, sets FROM range_blocks WHERE category = ? ORDER BY family, block');
+  const blocks = db.prepare(
+    'SELECT family, count, starts, ends, sets FROM range_blocks WHERE category = ? ORDER BY family, block',
+  );
   const setsRow = db.prepare('SELECT count, offsets, labels FROM label_sets WHERE category = ?');
   const tables = {} as Record<RangeCategory, RangeTable>;
   for (const category of RANGE_CATEGORIES) {
@@ -210,7 +250,9 @@ async function readTables(db: Database.Database): Promise<Record<RangeCategory, 
       v6Starts: new Uint32Array(v6 * 4),
       v6Ends: new Uint32Array(v6 * 4),
       v6Sets: new Uint32Array(v6),
-      ...readLabelSets(setsRow.get(category) as { count: number; offsets: Buffer; labels: Buffer } | undefined),
+      ...readLabelSets(
+        setsRow.get(category) as { count: number; offsets: Buffer; labels: Buffer } | undefined,
+      ),
     };
     let at4 = 0;
     let at6 = 0;
@@ -250,7 +292,8 @@ function checkSetIndexes(table: RangeTable): void {
   const count = table.setOffsets.length - 1;
   for (const sets of [table.v4Sets, table.v6Sets]) {
     for (let i = 0; i < sets.length; i++) {
-      if ((sets[i] as number) >= count) throw new Error('a range refers to a label set that does not exist');
+      if ((sets[i] as number) >= count)
+        throw new Error('a range refers to a label set that does not exist');
     }
   }
   if ((table.setOffsets[count] as number) !== table.setLabels.length) {
@@ -264,7 +307,9 @@ function makeSnapshot(
   rules: readonly Rule[],
   tables: Record<RangeCategory, RangeTable>,
 ): Snapshot {
-  const labelQuery = db.prepare('SELECT value, detail FROM labels WHERE category = ? AND label = ?');
+  const labelQuery = db.prepare(
+    'SELECT value, detail FROM labels WHERE category = ? AND label = ?',
+  );
   return {
     ...info,
     rules,

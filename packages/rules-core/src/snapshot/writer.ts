@@ -13,7 +13,14 @@ import { flattenRanges, type LabelledRange } from '../ip/flatten.js';
 import { parseIpRange } from '../ip/range.js';
 import { labelSetCount, packRanges, type RangeTable, rangeCount } from '../ip/range-table.js';
 import type { RuleSet } from '../rules/model.js';
-import { DDL, META, packCountry, RANGE_BLOCK_SIZE, type RangeCategory, SCHEMA_VERSION } from './schema.js';
+import {
+  DDL,
+  META,
+  packCountry,
+  RANGE_BLOCK_SIZE,
+  type RangeCategory,
+  SCHEMA_VERSION,
+} from './schema.js';
 
 export interface SnapshotInput {
   /** A rule set as returned by `parseRuleSet` (already validated). */
@@ -58,7 +65,8 @@ interface BuiltCategory {
 
 /** Writes the snapshot atomically to `path` and describes what it holds. */
 export function writeSnapshot(path: string, input: SnapshotInput): SnapshotSummary {
-  if (endianness() !== 'LE') throw new SnapshotBuildError('snapshots are written on little-endian hosts only');
+  if (endianness() !== 'LE')
+    throw new SnapshotBuildError('snapshots are written on little-endian hosts only');
   if (!Number.isSafeInteger(input.version) || input.version < 1) {
     throw new SnapshotBuildError(`version must be a positive integer, got ${input.version}`);
   }
@@ -86,10 +94,9 @@ export function writeSnapshot(path: string, input: SnapshotInput): SnapshotSumma
     createdAt,
     ruleCount: input.ruleSet.rules.length,
     rangeCount: categories.reduce((n, c) => n + c.inputCount, 0),
-    storedRanges: Object.fromEntries(categories.map((c) => [c.category, rangeCount(c.table)])) as Record<
-      RangeCategory,
-      number
-    >,
+    storedRanges: Object.fromEntries(
+      categories.map((c) => [c.category, rangeCount(c.table)]),
+    ) as Record<RangeCategory, number>,
     bytes: statSync(path).size,
   };
 }
@@ -97,7 +104,8 @@ export function writeSnapshot(path: string, input: SnapshotInput): SnapshotSumma
 function checkReputationReferences(ruleSet: RuleSet, lists: readonly ReputationList[]): void {
   const names = new Set<string>();
   for (const list of lists) {
-    if (names.has(list.name)) throw new SnapshotBuildError(`reputation list "${list.name}" is given twice`);
+    if (names.has(list.name))
+      throw new SnapshotBuildError(`reputation list "${list.name}" is given twice`);
     names.add(list.name);
   }
   ruleSet.rules.forEach((rule, index) => {
@@ -117,7 +125,12 @@ function built(
   entries: readonly LabelledRange[],
   labels: BuiltCategory['labels'] = [],
 ): BuiltCategory {
-  return { category, table: packRanges(flattenRanges(entries)), inputCount: entries.length, labels };
+  return {
+    category,
+    table: packRanges(flattenRanges(entries)),
+    inputCount: entries.length,
+    labels,
+  };
 }
 
 function buildIpCategory(ruleSet: RuleSet): BuiltCategory {
@@ -141,7 +154,11 @@ function buildCountryCategory(country: readonly CountryEntry[]): BuiltCategory {
 function buildAsnCategory(asn: readonly AsnEntry[]): BuiltCategory {
   const orgs = new Map<number, string>();
   for (const e of asn) if (!orgs.has(e.asn)) orgs.set(e.asn, e.org);
-  const labels = [...orgs].map(([label, org]) => ({ label, value: String(label), detail: org || null }));
+  const labels = [...orgs].map(([label, org]) => ({
+    label,
+    value: String(label),
+    detail: org || null,
+  }));
   return built(
     'asn',
     asn.map((e) => ({ range: e.range, label: e.asn })),
@@ -166,7 +183,12 @@ function blob(array: Uint32Array, from: number, count: number): Buffer {
   return Buffer.from(array.buffer, array.byteOffset + from * 4, count * 4);
 }
 
-function writeFile(path: string, input: SnapshotInput, categories: readonly BuiltCategory[], createdAt: string): void {
+function writeFile(
+  path: string,
+  input: SnapshotInput,
+  categories: readonly BuiltCategory[],
+  createdAt: string,
+): void {
   const db = new Database(path);
   try {
     db.pragma('journal_mode = OFF');
@@ -194,7 +216,10 @@ function writeMeta(
   insert.run(META.createdAt, createdAt);
   insert.run(META.ruleCount, String(input.ruleSet.rules.length));
   insert.run(META.rangeCount, String(categories.reduce((n, c) => n + c.inputCount, 0)));
-  insert.run(META.storedRangeCount, String(categories.reduce((n, c) => n + rangeCount(c.table), 0)));
+  insert.run(
+    META.storedRangeCount,
+    String(categories.reduce((n, c) => n + rangeCount(c.table), 0)),
+  );
   insert.run(META.datasets, JSON.stringify(input.datasets ?? {}));
 }
 
@@ -204,7 +229,15 @@ function writeRules(db: Database.Database, ruleSet: RuleSet): void {
   );
   ruleSet.rules.forEach((rule, position) => {
     const action = rule.type === 'rate_limit' ? 'rate_limit' : rule.action;
-    insert.run(position, rule.id, rule.type, action, rule.mode, rule.expiresAt ?? null, JSON.stringify(rule));
+    insert.run(
+      position,
+      rule.id,
+      rule.type,
+      action,
+      rule.mode,
+      rule.expiresAt ?? null,
+      JSON.stringify(rule),
+    );
   });
 }
 
@@ -216,7 +249,15 @@ function writeCategory(db: Database.Database, c: BuiltCategory): void {
   const v4 = t.v4Starts.length;
   for (let block = 0, from = 0; from < v4; block++, from += RANGE_BLOCK_SIZE) {
     const n = Math.min(RANGE_BLOCK_SIZE, v4 - from);
-    insertBlock.run(c.category, 4, block, n, blob(t.v4Starts, from, n), blob(t.v4Ends, from, n), blob(t.v4Sets, from, n));
+    insertBlock.run(
+      c.category,
+      4,
+      block,
+      n,
+      blob(t.v4Starts, from, n),
+      blob(t.v4Ends, from, n),
+      blob(t.v4Sets, from, n),
+    );
   }
   const v6 = t.v6Sets.length;
   for (let block = 0, from = 0; from < v6; block++, from += RANGE_BLOCK_SIZE) {
@@ -237,6 +278,8 @@ function writeCategory(db: Database.Database, c: BuiltCategory): void {
     blob(t.setOffsets, 0, t.setOffsets.length),
     blob(t.setLabels, 0, t.setLabels.length),
   );
-  const insertLabel = db.prepare('INSERT INTO labels (category, label, value, detail) VALUES (?, ?, ?, ?)');
+  const insertLabel = db.prepare(
+    'INSERT INTO labels (category, label, value, detail) VALUES (?, ?, ?, ?)',
+  );
   for (const l of c.labels) insertLabel.run(c.category, l.label, l.value, l.detail);
 }

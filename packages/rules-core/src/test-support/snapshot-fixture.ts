@@ -36,10 +36,12 @@ export function writeFixture(dir: string, input: FixtureInput, name = 'snapshot.
   const asn: AsnEntry[] = (input.asn ?? []).flatMap(([text, number, org]) =>
     parseIpRange(text).map((range) => ({ range, asn: number, org })),
   );
-  const reputation: ReputationList[] = Object.entries(input.reputation ?? {}).map(([name, texts]) => ({
-    name,
-    ranges: texts.flatMap((t) => parseIpRange(t)),
-  }));
+  const reputation: ReputationList[] = Object.entries(input.reputation ?? {}).map(
+    ([name, texts]) => ({
+      name,
+      ranges: texts.flatMap((t) => parseIpRange(t)),
+    }),
+  );
   writeSnapshot(path, {
     ruleSet: parseRuleSet({ rules: input.rules }),
     country,

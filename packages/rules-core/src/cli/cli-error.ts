@@ -1,0 +1,27 @@
+/**
+ * Errors the `rampart` command reports as one line and an exit code.
+ *
+ * Exit codes follow sysexits(3) so scripts can tell a typo from bad data: 64 for wrong usage,
+ * 65 for input data that does not validate, 66 for an input file that cannot be read.
+ */
+export const EXIT = { ok: 0, failure: 1, usage: 64, data: 65, noInput: 66 } as const;
+
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number,
+  ) {
+    super(message);
+    this.name = 'CliError';
+  }
+}
+
+export const usageError = (message: string) => new CliError(message, EXIT.usage);
+export const dataError = (message: string) => new CliError(message, EXIT.data);
+export const noInputError = (message: string) => new CliError(message, EXIT.noInput);
+
+/** Where commands write; injected so tests can capture output. */
+export interface CliIo {
+  readonly stdout: { write(text: string): unknown };
+  readonly stderr: { write(text: string): unknown };
+}

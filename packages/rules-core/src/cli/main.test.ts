@@ -1,0 +1,222 @@
+import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { temporaryDirectory } from '../test-support/snapshot-fixture.js';
+import { EXIT } from './cli-error.js';
+import { main } from './main.js';
+
+const tmp = temporaryDirectory();
+afterAll(() => tmp.remove());
+const file = (name: string, content: string) => {
+  const path = join(tmp.dir, name);
+  writeFileSync(path, content);
+  return path;
+};
+
+async function run(...argv: string[]) {
+  let stdout = '';
+  let stderr = '';
+  const code = await main(argv, {
+    stdout: { write: (t: string) => (stdout += t) },
+    stderr: { write: (t: string) => (stderr += t) },
+  });
+  return { code, stdout, stderr };
+}
+
+const rules = {
+  rules: [
+    { id: 'office', type: 'ip', action: 'allow', ranges: ['203.0.113.0/24'] },
+    { id: 'geo', type: 'country', action: 'block', countries: ['XA'] },
+    { id: 'hoster', type: 'asn', action: 'block', asns: [64500] },
+    { id: 'drop', type: 'reputation', action: 'block', lists: ['drop'] },
+    {
+      id: 'scanner',
+      type: 'pattern',
+      action: 'block',
+      when: [{ field: 'user_agent', match: 'contains', value: 'nikto' }],
+    },
+  ],
+};
+
+describe('rampart snapshot build / inspect / evaluate', () => {
+  let snapshot: string;
+  let args: string[];
+  beforeAll(() => {
+    snapshot = join(tmp.dir, 'site.sqlite');
+    args = [
+      'snapshot',
+      'build',
+      '--rules',
+      file('rules.json', JSON.stringify(rules)),
+      '--country',
+      file('country.csv', '198.51.100.0,198.51.100.255,XA\n2001:db8::,2001:db8::ffff,XA\n'),
+      '--asn',
+      file('asn.csv', '192.0.2.0,192.0.2.255,64500,"Example, Hosting"\n'),
+      '--reputation',
+      file('drop.txt', '# Spamhaus-style\n100.66.0.0/16 ; SBL1\n'),
+      '--version',
+      '12',
+      '--out',
+      snapshot,
+    ];
+  });
+
+  it('builds a snapshot and prints its summary', async () => {
+    const { code, stdout, stderr } = await run(...args);
+    expect(stderr).toBe('');
+    expect(code).toBe(EXIT.ok);
+    expect(JSON.parse(stdout)).toMatchObject({
+      version: 12,
+      ruleCount: 5,
+      rangeCount: 5,
+      skippedLines: 0,
+    });
+  });
+
+  it('inspects the snapshot', async () => {
+    const { code, stdout } = await run('snapshot', 'inspect', snapshot);
+    expect(code).toBe(EXIT.ok);
+    const info = JSON.parse(stdout);
+    expect(info).toMatchObject({ version: 12, schemaVersion: 1, integrity: 'ok', ruleCount: 5 });
+    expect(info.categories.country).toMatchObject({ ipv4Ranges: 1, ipv6Ranges: 1 });
+    expect(info.rules[1]).toEqual({ id: 'geo', type: 'country', action: 'block', mode: 'enforce' });
+  });
+
+  it.each([
+    [['--ip', '198.51.100.7'], 'geo'],
+    [['--ip', '2001:DB8::1'], 'geo'],
+    [['--ip', '192.0.2.1'], 'hoster'],
+    [['--ip', '100.66.3.4'], 'drop'],
+    [['--ip', '203.0.113.5', '--ua', 'Nikto/2.5'], 'office'],
+    [['--ip', '10.0.0.1', '--header', 'User-Agent=nikto'], 'scanner'],
+    [['--ip', '10.0.0.1', '--path', '/search?q=1'], null],
+  ])('evaluates %j to rule %s', async (extra, ruleId) => {
+    const { code, stdout } = await run('evaluate', '--snapshot', snapshot, ...extra);
+    expect(code).toBe(EXIT.ok);
+    const decision = JSON.parse(stdout);
+    expect(decision.ruleId).toBe(ruleId);
+    expect(decision.snapshotVersion).toBe(12);
+  });
+});
+
+describe('bad input: one line on stderr and a non-zero exit', () => {
+  const expectOneLine = (stderr: string, text: string) => {
+    expect(stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(stderr).toContain(text);
+  };
+
+  it('usage errors exit 64', async () => {
+    expect((await run()).code).toBe(EXIT.usage);
+    const unknown = await run('snapshot', 'explode');
+    expect(unknown.code).toBe(EXIT.usage);
+    expectOneLine(unknown.stderr, 'unknown command "snapshot explode"');
+    const missing = await run('snapshot', 'build', '--out', join(tmp.dir, 'x.sqlite'));
+    expectOneLine(missing.stderr, '--rules is required');
+    const flag = await run('evaluate', '--snapshot', 'x', '--ip', '1.2.3.4', '--colour', 'red');
+    expect(flag.code).toBe(EXIT.usage);
+    const ip = await run('evaluate', '--snapshot', 'x', '--ip', '1.2.3.256');
+    expect(ip.code).toBe(EXIT.usage);
+    expectOneLine(ip.stderr, 'octet is greater than 255');
+  });
+
+  it('invalid rules exit 65 naming the rule and field', async () => {
+    const path = file(
+      'bad-rules.json',
+      JSON.stringify({ rules: [{ id: 'x', type: 'ip', action: 'block', ranges: ['10.0.0.300'] }] }),
+    );
+    const result = await run(
+      'snapshot',
+      'build',
+      '--rules',
+      path,
+      '--out',
+      join(tmp.dir, 'bad.sqlite'),
+    );
+    expect(result.code).toBe(EXIT.data);
+    expectOneLine(result.stderr, 'rules[0] (id "x"): ranges[0]');
+    const notJson = await run(
+      'snapshot',
+      'build',
+      '--rules',
+      file('nj.json', '{rules:'),
+      '--out',
+      join(tmp.dir, 'bad.sqlite'),
+    );
+    expect(notJson.code).toBe(EXIT.data);
+    expectOneLine(notJson.stderr, 'not valid JSON');
+  });
+
+  it('a missing input file exits 66', async () => {
+    const result = await run(
+      'snapshot',
+      'build',
+      '--rules',
+      join(tmp.dir, 'absent.json'),
+      '--out',
+      join(tmp.dir, 'o.sqlite'),
+    );
+    expect(result.code).toBe(EXIT.noInput);
+    expectOneLine(result.stderr, 'ENOENT');
+    expect((await run('snapshot', 'inspect', join(tmp.dir, 'absent.sqlite'))).code).toBe(
+      EXIT.noInput,
+    );
+  });
+
+  it('a bad dataset line exits 65 with file and line, or is skipped on request', async () => {
+    const rulesPath = file('r.json', JSON.stringify({ rules: [] }));
+    const csv = file('broken.csv', '1.0.0.0,1.0.0.255,AU\n1.0.1.0,banana,CN\n');
+    const out = join(tmp.dir, 'broken.sqlite');
+    const rejected = await run(
+      'snapshot',
+      'build',
+      '--rules',
+      rulesPath,
+      '--country',
+      csv,
+      '--out',
+      out,
+    );
+    expect(rejected.code).toBe(EXIT.data);
+    expectOneLine(rejected.stderr, `${csv}:2`);
+    const skipped = await run(
+      'snapshot',
+      'build',
+      '--rules',
+      rulesPath,
+      '--country',
+      csv,
+      '--out',
+      out,
+      '--skip-bad-lines',
+    );
+    expect(skipped.code).toBe(EXIT.ok);
+    expect(skipped.stderr).toContain(`skipped ${csv}:2`);
+    expect(JSON.parse(skipped.stdout)).toMatchObject({ rangeCount: 1, skippedLines: 1 });
+  });
+
+  it('a file that is not a snapshot exits 65', async () => {
+    const result = await run('snapshot', 'inspect', file('plain.txt', 'hello'));
+    expect(result.code).toBe(EXIT.data);
+    expectOneLine(result.stderr, 'not a SQLite database');
+  });
+});
+
+describe('the installed bin', () => {
+  it('runs the compiled CLI and exits with its code', async () => {
+    const bin = fileURLToPath(new URL('../../bin/rampart.js', import.meta.url));
+    const result = await promisify(execFile)(process.execPath, [
+      bin,
+      'snapshot',
+      'inspect',
+      join(tmp.dir, 'none'),
+    ]).then(
+      () => ({ code: 0, stderr: '' }),
+      (e: { code: number; stderr: string }) => e,
+    );
+    expect(result.code).toBe(EXIT.noInput);
+    expect(result.stderr).toMatch(/^rampart: cannot open snapshot .*none/);
+  });
+});

@@ -1,0 +1,110 @@
+/**
+ * `rampart snapshot build`: rules + datasets -> one snapshot file, all or nothing.
+ */
+import { readFile } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { importCidrListFile } from '../datasets/cidr-list.js';
+import type { AsnEntry, CountryEntry, ImportIssue, ReputationList } from '../datasets/dataset.js';
+import { DatasetImportError } from '../datasets/dataset.js';
+import { importAsnCsvFile, importCountryCsvFile } from '../datasets/ip-location-db.js';
+import type { RuleSet } from '../rules/model.js';
+import { parseRuleSet, RuleValidationError } from '../rules/validate.js';
+import { SnapshotBuildError, writeSnapshot } from '../snapshot/writer.js';
+import { type CliIo, dataError, noInputError, usageError } from './cli-error.js';
+import { parseOptions, required } from './parse-options.js';
+
+export async function snapshotBuildCommand(argv: readonly string[], io: CliIo): Promise<void> {
+  const { values } = parseOptions(argv, {
+    rules: { type: 'string' },
+    country: { type: 'string', multiple: true },
+    asn: { type: 'string', multiple: true },
+    reputation: { type: 'string', multiple: true },
+    out: { type: 'string' },
+    version: { type: 'string' },
+    'skip-bad-lines': { type: 'boolean' },
+  });
+  const rulesPath = required(values.rules, 'rules');
+  const out = required(values.out, 'out');
+  const version =
+    values.version === undefined ? Math.floor(Date.now() / 1000) : Number(values.version);
+  if (!Number.isSafeInteger(version) || version < 1)
+    throw usageError('--version must be a positive integer');
+  const onBadLine = values['skip-bad-lines'] ? 'skip' : 'reject';
+  const issues: ImportIssue[] = [];
+  const datasets: Record<string, string> = {};
+
+  const ruleSet = await readRuleSet(rulesPath);
+  const country: CountryEntry[] = [];
+  for (const path of values.country ?? []) {
+    const result = await importing(() => importCountryCsvFile(path, { file: path, onBadLine }));
+    country.push(...result.entries);
+    issues.push(...result.issues);
+    datasets[`country:${basename(path)}`] = `${result.entries.length} ranges`;
+  }
+  const asn: AsnEntry[] = [];
+  for (const path of values.asn ?? []) {
+    const result = await importing(() => importAsnCsvFile(path, { file: path, onBadLine }));
+    asn.push(...result.entries);
+    issues.push(...result.issues);
+    datasets[`asn:${basename(path)}`] = `${result.entries.length} ranges`;
+  }
+  const reputation: ReputationList[] = [];
+  for (const path of values.reputation ?? []) {
+    const result = await importing(() => importCidrListFile(path, { file: path, onBadLine }));
+    reputation.push(result.list);
+    issues.push(...result.issues);
+    datasets[`reputation:${result.list.name}`] =
+      `${result.list.ranges.length} ranges from ${basename(path)}`;
+  }
+
+  let summary: ReturnType<typeof writeSnapshot>;
+  try {
+    summary = writeSnapshot(out, { ruleSet, country, asn, reputation, version, datasets });
+  } catch (error) {
+    if (error instanceof SnapshotBuildError) throw dataError(error.message);
+    throw error;
+  }
+  for (const issue of issues.slice(0, 10)) {
+    io.stderr.write(`rampart: skipped ${issue.file}:${issue.line}: ${issue.reason}\n`);
+  }
+  if (issues.length > 10)
+    io.stderr.write(`rampart: skipped ${issues.length - 10} more bad lines\n`);
+  io.stdout.write(`${JSON.stringify({ ...summary, skippedLines: issues.length })}\n`);
+}
+
+async function readRuleSet(path: string): Promise<RuleSet> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw noInputError(
+      `cannot read --rules ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+    );
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw dataError(`${path}: not valid JSON: ${(error as Error).message}`);
+  }
+  try {
+    return parseRuleSet(json);
+  } catch (error) {
+    if (error instanceof RuleValidationError) throw dataError(`${path}: ${error.message}`);
+    throw error;
+  }
+}
+
+/** Runs an import, turning file-system and bad-data errors into CLI errors. */
+async function importing<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (error instanceof DatasetImportError)
+      throw dataError(`${error.message} (use --skip-bad-lines to skip them)`);
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'EACCES' || code === 'EISDIR')
+      throw noInputError((error as Error).message);
+    throw error;
+  }
+}

@@ -1,0 +1,163 @@
+import {
+  closeSync,
+  openSync,
+  readFileSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { labelsOfSet, lookupV4 } from '../ip/range-table.js';
+import { temporaryDirectory, writeFixture } from '../test-support/snapshot-fixture.js';
+import { openSnapshot, SnapshotOpenError } from './reader.js';
+import { RANGE_BLOCK_SIZE, SCHEMA_VERSION } from './schema.js';
+
+const tmp = temporaryDirectory();
+afterAll(() => tmp.remove());
+
+const RULES = [
+  { id: 'office', type: 'ip', action: 'allow', ranges: ['203.0.113.0/24', '2001:db8::/48'] },
+  { id: 'geo', type: 'country', action: 'block', countries: ['XA'] },
+];
+
+async function refusal(path: string): Promise<SnapshotOpenError> {
+  const error = await openSnapshot(path).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(SnapshotOpenError);
+  return error as SnapshotOpenError;
+}
+
+/** Many small ranges, so the file spans many pages and range blocks. */
+function bigCountryData(count: number): [string, string][] {
+  return Array.from({ length: count }, (_, i) => [
+    `11.${(i >> 8) & 255}.${i & 255}.0/24`,
+    i % 2 ? 'XA' : 'XB',
+  ]);
+}
+
+describe('openSnapshot', () => {
+  it('loads what the writer stored', async () => {
+    const path = writeFixture(tmp.dir, {
+      rules: RULES,
+      country: [['198.51.100.0/24', 'XA']],
+      version: 42,
+    });
+    const snapshot = await openSnapshot(path);
+    expect(snapshot).toMatchObject({
+      schemaVersion: SCHEMA_VERSION,
+      version: 42,
+      ruleCount: 2,
+      rangeCount: 3,
+    });
+    expect(snapshot.rules.map((r) => r.id)).toEqual(['office', 'geo']);
+    expect(snapshot.tables.ip.v4Starts.length).toBe(1);
+    expect(snapshot.tables.ip.v6Sets.length).toBe(1);
+    const set = lookupV4(
+      snapshot.tables.country,
+      ((198 << 24) >>> 0) + (51 << 16) + (100 << 8) + 9,
+    );
+    expect([...labelsOfSet(snapshot.tables.country, set)]).toEqual([(88 << 8) | 65]); // "XA"
+    snapshot.close();
+  });
+
+  it('loads tables that span several range blocks', async () => {
+    const count = RANGE_BLOCK_SIZE + 1234;
+    const path = writeFixture(
+      tmp.dir,
+      { rules: RULES, country: bigCountryData(count) },
+      'big.sqlite',
+    );
+    const snapshot = await openSnapshot(path);
+    expect(snapshot.tables.country.v4Starts.length).toBe(count);
+    const last = lookupV4(snapshot.tables.country, ((11 << 24) >>> 0) + (count - 1) * 256 + 17);
+    expect(last).toBeGreaterThanOrEqual(0);
+    snapshot.close();
+  });
+
+  it('refuses a missing file', async () => {
+    expect((await refusal(join(tmp.dir, 'nope.sqlite'))).reason).toBe('missing');
+  });
+
+  it('refuses a file that is not SQLite', async () => {
+    const path = join(tmp.dir, 'text.sqlite');
+    writeFileSync(path, 'this is a text file, not a database\n'.repeat(10));
+    const error = await refusal(path);
+    expect(error.reason).toBe('not_sqlite');
+    expect(error.message).toContain('not a SQLite database');
+  });
+
+  it('refuses an empty file', async () => {
+    const path = join(tmp.dir, 'empty.sqlite');
+    writeFileSync(path, '');
+    expect((await refusal(path)).reason).toBe('not_sqlite');
+  });
+
+  it('refuses a truncated file', async () => {
+    const path = writeFixture(
+      tmp.dir,
+      { rules: RULES, country: bigCountryData(5000) },
+      'truncated.sqlite',
+    );
+    truncateSync(path, Math.floor(statSync(path).size / 2));
+    expect((await refusal(path)).reason).toBe('corrupt');
+  });
+
+  it('refuses a file whose pages were damaged', async () => {
+    const path = writeFixture(
+      tmp.dir,
+      { rules: RULES, country: bigCountryData(5000) },
+      'damaged.sqlite',
+    );
+    const size = statSync(path).size;
+    const fd = openSync(path, 'r+');
+    // Overwrite the middle of the file: b-tree pages there no longer parse.
+    writeSync(fd, Buffer.alloc(8192, 0xa5), 0, 8192, Math.floor(size / 2) & ~4095);
+    closeSync(fd);
+    expect((await refusal(path)).reason).toBe('corrupt');
+  });
+
+  it('refuses another schema version, naming both versions', async () => {
+    const path = writeFixture(tmp.dir, { rules: RULES }, 'future.sqlite');
+    const db = new Database(path);
+    db.prepare("UPDATE meta SET value = '999' WHERE key = 'schema_version'").run();
+    db.close();
+    const error = await refusal(path);
+    expect(error.reason).toBe('schema_version');
+    expect(error.message).toContain(
+      `schema version 999 is not the supported version ${SCHEMA_VERSION}`,
+    );
+  });
+
+  it('refuses a SQLite database that is not a snapshot', async () => {
+    const path = join(tmp.dir, 'other.sqlite');
+    const db = new Database(path);
+    db.exec('CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)');
+    db.close();
+    expect((await refusal(path)).reason).toBe('schema_version');
+  });
+
+  it('refuses stored rules that do not validate', async () => {
+    const path = writeFixture(tmp.dir, { rules: RULES }, 'badrule.sqlite');
+    const db = new Database(path);
+    db.prepare(
+      `UPDATE rules SET body = '{"id":"geo","type":"country","action":"block","countries":["nowhere"]}' WHERE id = 'geo'`,
+    ).run();
+    db.close();
+    const error = await refusal(path);
+    expect(error.reason).toBe('invalid_content');
+    expect(error.message).toContain('countries[0]');
+  });
+
+  it('leaves the file untouched (opens read-only)', async () => {
+    const path = writeFixture(tmp.dir, { rules: RULES }, 'readonly.sqlite');
+    const before = readFileSync(path);
+    const snapshot = await openSnapshot(path);
+    snapshot.close();
+    expect(readFileSync(path).equals(before)).toBe(true);
+  });
+});

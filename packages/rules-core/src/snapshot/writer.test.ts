@@ -1,0 +1,89 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parseIpRange } from '../ip/range.js';
+import { parseRuleSet } from '../rules/validate.js';
+import { temporaryDirectory } from '../test-support/snapshot-fixture.js';
+import { SCHEMA_VERSION } from './schema.js';
+import { SnapshotBuildError, writeSnapshot } from './writer.js';
+
+const tmp = temporaryDirectory();
+afterAll(() => tmp.remove());
+
+const ruleSet = parseRuleSet({
+  rules: [
+    { id: 'a', type: 'ip', action: 'block', ranges: ['10.0.0.0/8', '10.1.0.0/16', '::/0'] },
+    { id: 'rep', type: 'reputation', action: 'block', lists: ['drop'] },
+  ],
+});
+const drop = { name: 'drop', ranges: parseIpRange('192.0.2.0/24') };
+
+describe('writeSnapshot', () => {
+  it('writes meta, rules and flattened ranges, and summarises them', () => {
+    const path = join(tmp.dir, 'ok.sqlite');
+    const summary = writeSnapshot(path, {
+      ruleSet,
+      reputation: [drop],
+      version: 3,
+      createdAt: new Date('2026-11-30T00:00:00Z'),
+    });
+    // ::/0 splits into IPv6 below the mapped block, the IPv4 space, IPv6 above it.
+    expect(summary).toMatchObject({
+      schemaVersion: SCHEMA_VERSION,
+      version: 3,
+      ruleCount: 2,
+      rangeCount: 6,
+    });
+    // 10/8 + 10.1/16 flatten to three IPv4 intervals, then all of IPv4 merges around them.
+    expect(summary.storedRanges.reputation).toBe(1);
+    const db = new Database(path, { readonly: true });
+    const meta = Object.fromEntries(
+      (db.prepare('SELECT key, value FROM meta').all() as { key: string; value: string }[]).map(
+        (r) => [r.key, r.value],
+      ),
+    );
+    expect(meta).toMatchObject({
+      schema_version: '1',
+      snapshot_version: '3',
+      created_at: '2026-11-30T00:00:00.000Z',
+      rule_count: '2',
+    });
+    expect(db.prepare('SELECT id, type, action, mode FROM rules ORDER BY position').all()).toEqual([
+      { id: 'a', type: 'ip', action: 'block', mode: 'enforce' },
+      { id: 'rep', type: 'reputation', action: 'block', mode: 'enforce' },
+    ]);
+    db.close();
+  });
+
+  it('refuses a rule naming a reputation list it was not given, and writes nothing', () => {
+    const path = join(tmp.dir, 'missing-list.sqlite');
+    expect(() => writeSnapshot(path, { ruleSet, version: 1 })).toThrow(SnapshotBuildError);
+    expect(() => writeSnapshot(path, { ruleSet, version: 1 })).toThrow(
+      /rules\[1\] \(id "rep"\): lists: reputation list "drop"/,
+    );
+    expect(existsSync(path)).toBe(false);
+  });
+
+  it('refuses duplicate list names and bad versions', () => {
+    const path = join(tmp.dir, 'dup.sqlite');
+    expect(() => writeSnapshot(path, { ruleSet, reputation: [drop, drop], version: 1 })).toThrow(
+      /given twice/,
+    );
+    expect(() => writeSnapshot(path, { ruleSet, reputation: [drop], version: 0 })).toThrow(
+      /positive integer/,
+    );
+  });
+
+  it('replaces an existing file atomically and leaves no temporary files', () => {
+    const path = join(tmp.dir, 'replace.sqlite');
+    writeSnapshot(path, { ruleSet, reputation: [drop], version: 1 });
+    writeSnapshot(path, { ruleSet, reputation: [drop], version: 2 });
+    const db = new Database(path, { readonly: true });
+    expect(db.prepare("SELECT value FROM meta WHERE key = 'snapshot_version'").pluck().get()).toBe(
+      '2',
+    );
+    db.close();
+    expect(readdirSync(tmp.dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+  });
+});
