@@ -4,7 +4,7 @@
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { importCidrListFile } from '../datasets/cidr-list.js';
-import type { AsnEntry, CountryEntry, ImportIssue, ReputationList } from '../datasets/dataset.js';
+import type { ImportIssue } from '../datasets/dataset.js';
 import { DatasetImportError } from '../datasets/dataset.js';
 import { importAsnCsvFile, importCountryCsvFile } from '../datasets/ip-location-db.js';
 import type { RuleSet } from '../rules/model.js';
@@ -34,28 +34,47 @@ export async function snapshotBuildCommand(argv: readonly string[], io: CliIo): 
   const datasets: Record<string, string> = {};
 
   const ruleSet = await readRuleSet(rulesPath);
-  const country: CountryEntry[] = [];
-  for (const path of values.country ?? []) {
-    const result = await importing(() => importCountryCsvFile(path, { file: path, onBadLine }));
-    country.push(...result.entries);
-    issues.push(...result.issues);
-    datasets[`country:${basename(path)}`] = `${result.entries.length} ranges`;
-  }
-  const asn: AsnEntry[] = [];
-  for (const path of values.asn ?? []) {
-    const result = await importing(() => importAsnCsvFile(path, { file: path, onBadLine }));
-    asn.push(...result.entries);
-    issues.push(...result.issues);
-    datasets[`asn:${basename(path)}`] = `${result.entries.length} ranges`;
-  }
-  const reputation: ReputationList[] = [];
-  for (const path of values.reputation ?? []) {
-    const result = await importing(() => importCidrListFile(path, { file: path, onBadLine }));
-    reputation.push(result.list);
-    issues.push(...result.issues);
-    datasets[`reputation:${result.list.name}`] =
-      `${result.list.ranges.length} ranges from ${basename(path)}`;
-  }
+  const importEach = async <R extends { issues: ImportIssue[] }>(
+    kind: string,
+    paths: readonly string[] | undefined,
+    load: (path: string) => Promise<R>,
+    describe: (result: R, path: string) => [name: string, summary: string],
+  ): Promise<R[]> => {
+    const results: R[] = [];
+    for (const path of paths ?? []) {
+      const result = await importing(() => load(path));
+      issues.push(...result.issues);
+      const [name, summary] = describe(result, path);
+      datasets[`${kind}:${name}`] = summary;
+      results.push(result);
+    }
+    return results;
+  };
+  const ranges = (n: number, path: string) => `${n} ranges from ${basename(path)}`;
+  const country = (
+    await importEach(
+      'country',
+      values.country,
+      (p) => importCountryCsvFile(p, { file: p, onBadLine }),
+      (r, p) => [basename(p), ranges(r.entries.length, p)],
+    )
+  ).flatMap((r) => r.entries);
+  const asn = (
+    await importEach(
+      'asn',
+      values.asn,
+      (p) => importAsnCsvFile(p, { file: p, onBadLine }),
+      (r, p) => [basename(p), ranges(r.entries.length, p)],
+    )
+  ).flatMap((r) => r.entries);
+  const reputation = (
+    await importEach(
+      'reputation',
+      values.reputation,
+      (p) => importCidrListFile(p, { file: p, onBadLine }),
+      (r, p) => [r.list.name, ranges(r.list.ranges.length, p)],
+    )
+  ).map((r) => r.list);
 
   let summary: ReturnType<typeof writeSnapshot>;
   try {

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { rangesBetween } from '../test-support/ip-arbitraries.js';
 import { ipToBigInt, parseIp } from './address.js';
 import { type FlatRange, flattenRanges, type LabelledRange } from './flatten.js';
 import { type IpRange, parseIpRange } from './range.js';
@@ -130,15 +131,7 @@ const v6Point = fc.oneof(
   fc.bigInt({ min: 1n << 64n, max: (1n << 64n) + 40n }),
   fc.bigInt({ min: (1n << 128n) - 41n, max: (1n << 128n) - 1n }),
 );
-/** The range between two points, whichever comes first. */
-function between(family: 4 | 6, a: bigint, b: bigint): IpRange {
-  if (a <= b) return { family, start: a, end: b };
-  return { family, start: b, end: a };
-}
-const rangeArb: fc.Arbitrary<IpRange> = fc.oneof(
-  fc.tuple(v4Point, v4Point).map(([a, b]) => between(4, a, b)),
-  fc.tuple(v6Point, v6Point).map(([a, b]) => between(6, a, b)),
-);
+const rangeArb = rangesBetween(v4Point, v6Point);
 const labelled = fc.array(fc.record({ range: rangeArb, label: fc.nat(5) }), { maxLength: 12 });
 
 /** Disjoint ranges by construction (to exercise the fast path), with adjacent ones now and then. */

@@ -1,8 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { rangesBetween } from '../test-support/ip-arbitraries.js';
 import { ipFromBigInt, parseIpInto } from './address.js';
 import { flattenRanges, type LabelledRange } from './flatten.js';
-import { type IpRange, parseIpRange, rangeContains } from './range.js';
+import { parseIpRange, rangeContains } from './range.js';
 import {
   labelSetCount,
   labelsOfSet,
@@ -143,15 +144,7 @@ const v6Point = fc.oneof(
   fc.bigInt({ min: (1n << 127n) - 12n, max: (1n << 127n) + 12n }),
   fc.bigInt({ min: V6_MAX - 24n, max: V6_MAX }),
 );
-/** The range between two points, whichever comes first. */
-function between(family: 4 | 6, a: bigint, b: bigint): IpRange {
-  if (a <= b) return { family, start: a, end: b };
-  return { family, start: b, end: a };
-}
-const rangeArb: fc.Arbitrary<IpRange> = fc.oneof(
-  fc.tuple(v4Point, v4Point).map(([a, b]) => between(4, a, b)),
-  fc.tuple(v6Point, v6Point).map(([a, b]) => between(6, a, b)),
-);
+const rangeArb = rangesBetween(v4Point, v6Point);
 const probe = fc.oneof(
   v4Point.map((value) => ({ family: 4 as const, value })),
   v6Point.map((value) => ({ family: 6 as const, value })),

@@ -246,31 +246,24 @@ function writeCategory(db: Database.Database, c: BuiltCategory): void {
     'INSERT INTO range_blocks (category, family, block, count, starts, ends, sets) VALUES (?, ?, ?, ?, ?, ?, ?)',
   );
   const t = c.table;
-  const v4 = t.v4Starts.length;
-  for (let block = 0, from = 0; from < v4; block++, from += RANGE_BLOCK_SIZE) {
-    const n = Math.min(RANGE_BLOCK_SIZE, v4 - from);
-    insertBlock.run(
-      c.category,
-      4,
-      block,
-      n,
-      blob(t.v4Starts, from, n),
-      blob(t.v4Ends, from, n),
-      blob(t.v4Sets, from, n),
-    );
-  }
-  const v6 = t.v6Sets.length;
-  for (let block = 0, from = 0; from < v6; block++, from += RANGE_BLOCK_SIZE) {
-    const n = Math.min(RANGE_BLOCK_SIZE, v6 - from);
-    insertBlock.run(
-      c.category,
-      6,
-      block,
-      n,
-      blob(t.v6Starts, from * 4, n * 4),
-      blob(t.v6Ends, from * 4, n * 4),
-      blob(t.v6Sets, from, n),
-    );
+  const families = [
+    { family: 4, starts: t.v4Starts, ends: t.v4Ends, sets: t.v4Sets, words: 1 },
+    { family: 6, starts: t.v6Starts, ends: t.v6Ends, sets: t.v6Sets, words: 4 },
+  ];
+  for (const { family, starts, ends, sets, words } of families) {
+    for (let block = 0, from = 0; from < sets.length; block++, from += RANGE_BLOCK_SIZE) {
+      const n = Math.min(RANGE_BLOCK_SIZE, sets.length - from);
+      const bounds = (array: Uint32Array) => blob(array, from * words, n * words);
+      insertBlock.run(
+        c.category,
+        family,
+        block,
+        n,
+        bounds(starts),
+        bounds(ends),
+        blob(sets, from, n),
+      );
+    }
   }
   db.prepare('INSERT INTO label_sets (category, count, offsets, labels) VALUES (?, ?, ?, ?)').run(
     c.category,
