@@ -1,0 +1,469 @@
+/**
+ * A lazy DFA over byte classes that finds leftmost-first (or leftmost-longest) matches of a
+ * whole rule set in one forward pass, and knows where every live partial match started.
+ *
+ * How it works (the ideas of regex-automata's hybrid DFA, plus start tracking):
+ * - A DFA state is an ordered list of NFA states. The search is unanchored: every step appends
+ *   the closure of the NFA start at the lowest priority (an implicit `(?s:.)*?` prefix). Threads
+ *   are therefore ordered by start position, and the list splits into *groups* of threads that
+ *   started at the same position: older groups first, then the "fresh" group starting here.
+ * - The start position of each older group lives outside the DFA in a register array. A
+ *   transition carries a register action (which groups survive, whether the fresh group became
+ *   an older one); most transitions need none. This is a tagged DFA with one tag, and it is what
+ *   lets a stream know exactly which bytes can still be part of a match.
+ * - Leftmost-first: when a `Match` is reached, everything of lower priority (rest of its group,
+ *   later groups, future starts) is dropped; a later match seen while stepping can only come
+ *   from higher-priority threads, so "the last match seen wins". Leftmost-longest keeps the
+ *   whole matching group (longer matches of the same start win, ties go to the earlier rule).
+ * - Matches are delayed by one byte: a `Match` (and `$`, `\b`, `\B`, `\z`) is resolved when the
+ *   next byte (or the end of input) is known. A state entered on byte `p` reports a match that
+ *   ended at `p`. {@link LazyDfa.eoi} resolves the end of input.
+ * - States are built on demand and cached. The cache is bounded ({@link DfaOptions.cacheBytes});
+ *   when full it is cleared and rebuilding resumes from the current state, so every byte costs
+ *   at most one state construction (O(NFA size)): the search stays linear even when the cache
+ *   thrashes, just slower.
+ *
+ * Limits: states built while one stream runs may be evicted before another stream resumes, so a
+ * stream keeps its current {@link DfaState} object between calls and re-interns it when the
+ * {@link LazyDfa.generation} changed.
+ */
+
+import { BEHIND_LOOKS, behindFacts, END_OF_INPUT, lookHolds, relevantBehind } from '../nfa/look.js';
+import { type Nfa, StateKind } from '../nfa/nfa.js';
+import { Look } from '../syntax/ast.js';
+import { isWordByte } from '../syntax/byte-set.js';
+
+export type MatchKind = 'leftmost-first' | 'leftmost-longest';
+
+export interface DfaOptions {
+  readonly matchKind?: MatchKind;
+  /** Upper bound for the transition tables and state sets, in bytes (default 8 MiB). */
+  readonly cacheBytes?: number;
+}
+
+/** The content of one DFA state; immutable, shared by every stream using the DFA. */
+export interface DfaState {
+  readonly key: string;
+  /** NFA states (consuming, match, or assertions waiting for the next byte) in priority order. */
+  readonly nfaStates: Int32Array;
+  /** Exclusive end in `nfaStates` of each group; the last one is the fresh group if unanchored. */
+  readonly groupEnds: Int32Array;
+  /** Groups that started before the current position (their starts are in the registers). */
+  readonly olderGroups: number;
+  /** Whether new matches may still start (false once a match cut the lower priorities). */
+  readonly unanchored: boolean;
+  /** Behind facts at this position (masked to those the NFA uses). */
+  readonly behind: number;
+  /** Rule of the match that ended just before the byte that led here, or -1. */
+  readonly matchRule: number;
+  /** Register holding that match's start, or -1 when it started at that same position. */
+  readonly matchReg: number;
+}
+
+/** State flag: entering the state requires the slow path to record a match. */
+export const HAS_MATCH = 1;
+/** State flag: no thread is alive and no match can start: the pending match is final. */
+export const FINAL = 2;
+
+/** Transition action codes (see {@link LazyDfa.actions}). */
+export const ACTION_NONE = 0;
+/** The fresh group survived and becomes register `olderGroups - 1` with start p. */
+export const ACTION_PUSH = 1;
+
+const UNBUILT = -1;
+
+export class LazyDfa {
+  readonly matchKind: MatchKind;
+  /** Byte to byte class. */
+  readonly classes: Uint8Array;
+  /** Number of byte classes: the row width of the transition tables. */
+  readonly stride: number;
+  /** A representative byte of each class. */
+  private readonly representatives: Uint8Array;
+  private readonly behindMask: number;
+  private readonly maxStates: number;
+
+  /**
+   * `trans[stateOffset + class]`: -1 when not built yet, else `targetOffset * 2 + slow`, where
+   * `slow` is 1 when the transition needs the slow path (match, final, or register action).
+   * A state offset is `id * stride`.
+   */
+  trans: Int32Array;
+  /** Register action of each transition: ACTION_NONE, ACTION_PUSH, or an index into actions. */
+  acts: Int32Array;
+  flags: Uint8Array;
+  private states: DfaState[] = [];
+  private readonly byKey = new Map<string, number>();
+  private startOffsets: Int32Array;
+  private eoiRule: Int32Array;
+  private eoiReg: Int32Array;
+  /** General register actions: for each new register, the old register it copies or -1 (p). */
+  actions: Int32Array[] = [new Int32Array(0), new Int32Array(0)];
+  private readonly actionIds = new Map<string, number>();
+  /** Bumped each time the cache is cleared: state offsets of older generations are invalid. */
+  generation = 0;
+  /** Number of cache clears so far (for statistics and tests). */
+  clears = 0;
+  /** The register action of the transition {@link build} returned last. */
+  lastAction = ACTION_NONE;
+
+  private readonly resolved: SparseSet;
+  private readonly stepped: SparseSet;
+  private readonly stack: number[] = [];
+
+  constructor(
+    readonly nfa: Nfa,
+    options: DfaOptions = {},
+  ) {
+    this.matchKind = options.matchKind ?? 'leftmost-first';
+    const { classes, representatives } = byteClasses(nfa);
+    this.classes = classes;
+    this.representatives = representatives;
+    this.stride = representatives.length;
+    this.behindMask = relevantBehind(nfa.looks);
+    const cacheBytes = options.cacheBytes ?? 8 * 1024 * 1024;
+    this.maxStates = Math.max(16, Math.floor(cacheBytes / (this.stride * 8 + 64 + nfa.stateCount)));
+    this.resolved = new SparseSet(nfa.stateCount);
+    this.stepped = new SparseSet(nfa.stateCount);
+    const initial = Math.min(this.maxStates, 64);
+    this.trans = new Int32Array(initial * this.stride).fill(UNBUILT);
+    this.acts = new Int32Array(initial * this.stride);
+    this.flags = new Uint8Array(initial);
+    this.eoiRule = new Int32Array(initial).fill(-2);
+    this.eoiReg = new Int32Array(initial);
+    this.startOffsets = new Int32Array(8).fill(-1);
+  }
+
+  /** Number of states currently cached. */
+  get stateCount(): number {
+    return this.states.length;
+  }
+
+  /** The unanchored start state at a position whose previous byte is `prev` (-1: body start). */
+  start(prev: number): number {
+    const behind = behindFacts(prev) & this.behindMask;
+    const cached = this.startOffsets[behind] as number;
+    if (cached >= 0) return cached;
+    this.stepped.clear();
+    const out: number[] = [];
+    this.stepClosure(0, behind, out);
+    const state = makeState(out, [out.length], true, behind, -1, -1, 0);
+    const offset = this.intern(state);
+    this.startOffsets[behind] = offset;
+    return offset;
+  }
+
+  /** The state object at `offset`, to keep across calls (see the class comment). */
+  stateAt(offset: number): DfaState {
+    return this.states[offset / this.stride] as DfaState;
+  }
+
+  /** The offset of `state` in the current cache generation, building it if needed. */
+  intern(state: DfaState): number {
+    const known = this.byKey.get(state.key);
+    if (known !== undefined) return known * this.stride;
+    if (this.states.length >= this.maxStates) this.clear();
+    const id = this.states.length;
+    this.ensureCapacity(id + 1);
+    this.states.push(state);
+    this.byKey.set(state.key, id);
+    let flags = 0;
+    if (state.matchRule >= 0) flags |= HAS_MATCH;
+    if (state.groupEnds.length === 0) flags |= FINAL;
+    this.flags[id] = flags;
+    this.eoiRule[id] = -2;
+    return id * this.stride;
+  }
+
+  /** Rule whose match a state entered from offset reports, or -1. */
+  matchRuleAt(offset: number): number {
+    return (this.states[offset / this.stride] as DfaState).matchRule;
+  }
+
+  matchRegAt(offset: number): number {
+    return (this.states[offset / this.stride] as DfaState).matchReg;
+  }
+
+  olderGroupsAt(offset: number): number {
+    return (this.states[offset / this.stride] as DfaState).olderGroups;
+  }
+
+  /**
+   * Builds the transition of the state at `offset` on byte class `cls` and returns its encoded
+   * value (as stored in {@link trans}). The cache may be cleared meanwhile: callers must re-read
+   * `trans`, `acts` and `flags` afterwards and must not reuse other offsets they held.
+   */
+  build(offset: number, cls: number): number {
+    const source = this.states[offset / this.stride] as DfaState;
+    const { state, action } = this.computeTransition(source, this.representatives[cls] as number);
+    const generation = this.generation;
+    let target = this.intern(state);
+    let from = offset;
+    if (this.generation !== generation) {
+      from = this.intern(source);
+      target = this.intern(state);
+    }
+    const slow = action !== ACTION_NONE || (this.flags[target / this.stride] as number) !== 0;
+    const value = target * 2 + (slow ? 1 : 0);
+    this.trans[from + cls] = value;
+    this.acts[from + cls] = action;
+    this.lastAction = action;
+    return value;
+  }
+
+  /** The action stored with the last built or cached transition from `offset` on `cls`. */
+  actionAt(offset: number, cls: number): number {
+    return this.acts[offset + cls] as number;
+  }
+
+  /**
+   * Resolves the end of input at the state `offset`: the rule and start register of a match
+   * ending there (rule -1 when none).
+   */
+  eoi(offset: number): { readonly rule: number; readonly reg: number } {
+    const id = offset / this.stride;
+    if ((this.eoiRule[id] as number) === -2) {
+      const { state } = this.computeTransition(this.states[id] as DfaState, END_OF_INPUT);
+      this.eoiRule[id] = state.matchRule;
+      this.eoiReg[id] = state.matchReg;
+    }
+    return { rule: this.eoiRule[id] as number, reg: this.eoiReg[id] as number };
+  }
+
+  private clear(): void {
+    this.states = [];
+    this.byKey.clear();
+    this.trans.fill(UNBUILT);
+    this.startOffsets.fill(-1);
+    this.generation++;
+    this.clears++;
+  }
+
+  private ensureCapacity(states: number): void {
+    if (states <= this.flags.length) return;
+    const size = Math.min(this.maxStates, Math.max(states, this.flags.length * 2));
+    const trans = new Int32Array(size * this.stride).fill(UNBUILT);
+    trans.set(this.trans);
+    this.trans = trans;
+    const acts = new Int32Array(size * this.stride);
+    acts.set(this.acts);
+    this.acts = acts;
+    const flags = new Uint8Array(size);
+    flags.set(this.flags);
+    this.flags = flags;
+    const eoiRule = new Int32Array(size).fill(-2);
+    eoiRule.set(this.eoiRule);
+    this.eoiRule = eoiRule;
+    const eoiReg = new Int32Array(size);
+    eoiReg.set(this.eoiReg);
+    this.eoiReg = eoiReg;
+  }
+
+  /**
+   * The successor of `source` on `byte` (END_OF_INPUT: only the match resolution matters).
+   * First resolves the pending assertions and matches of `source` now that the next byte is
+   * known, then steps every consuming NFA state over the byte, group by group, in priority order.
+   */
+  private computeTransition(source: DfaState, byte: number): { state: DfaState; action: number } {
+    const { kind, next, arg, alts, members } = this.nfa;
+    const longest = this.matchKind === 'leftmost-longest';
+    const nextBehind = byte === END_OF_INPUT ? 0 : behindFacts(byte) & this.behindMask;
+    const stack = this.stack;
+    this.resolved.clear();
+    this.stepped.clear();
+    const out: number[] = [];
+    const ends: number[] = [];
+    const origins: number[] = [];
+    let matchRule = -1;
+    let matchGroup = -1;
+    let stop = false;
+    const groups = source.groupEnds.length;
+    let from = 0;
+    for (let g = 0; g < groups && !stop; g++) {
+      const to = source.groupEnds[g] as number;
+      const before = out.length;
+      let cut = false;
+      for (let i = from; i < to && !cut; i++) {
+        stack.push(source.nfaStates[i] as number);
+        while (stack.length > 0) {
+          const s = stack.pop() as number;
+          if (!this.resolved.insert(s)) continue;
+          switch (kind[s]) {
+            case StateKind.Bytes:
+              if (byte !== END_OF_INPUT && (members[arg[s] as number] as Uint8Array)[byte] === 1) {
+                this.stepClosure(next[s] as number, nextBehind, out);
+              }
+              break;
+            case StateKind.Match:
+              if (matchRule < 0 || (longest && (arg[s] as number) < matchRule)) {
+                matchRule = arg[s] as number;
+              }
+              matchGroup = g;
+              stop = true;
+              if (!longest) {
+                cut = true;
+                stack.length = 0;
+              }
+              break;
+            case StateKind.Look:
+              if (lookHolds(arg[s] as number, source.behind, byte)) stack.push(next[s] as number);
+              break;
+            case StateKind.Split: {
+              const a = alts[s] as Int32Array;
+              for (let j = a.length - 1; j >= 0; j--) stack.push(a[j] as number);
+              break;
+            }
+            default: // Capture
+              stack.push(next[s] as number);
+          }
+        }
+      }
+      from = to;
+      if (out.length > before) {
+        origins.push(g);
+        ends.push(out.length);
+      }
+    }
+    const olderBefore = source.olderGroups;
+    const unanchored = source.unanchored && !stop && byte !== END_OF_INPUT;
+    if (unanchored) {
+      this.stepClosure(0, nextBehind, out);
+      ends.push(out.length);
+    }
+    const matchReg = matchGroup < 0 || matchGroup >= olderBefore ? -1 : matchGroup;
+    const state = makeState(out, ends, unanchored, nextBehind, matchRule, matchReg, origins.length);
+    return { state, action: this.actionFor(origins, olderBefore) };
+  }
+
+  /** Adds the closure of `start` (assertions needing the next byte stay pending) to `out`. */
+  private stepClosure(start: number, behind: number, out: number[]): void {
+    const { kind, next, arg, alts } = this.nfa;
+    const stack = this.stack;
+    const base = stack.length;
+    stack.push(start);
+    while (stack.length > base) {
+      const s = stack.pop() as number;
+      if (!this.stepped.insert(s)) continue;
+      switch (kind[s]) {
+        case StateKind.Bytes:
+        case StateKind.Match:
+          out.push(s);
+          break;
+        case StateKind.Look: {
+          const look = arg[s] as number;
+          if ((look & BEHIND_LOOKS) === 0) out.push(s);
+          else if (lookHolds(look, behind, END_OF_INPUT)) stack.push(next[s] as number);
+          break;
+        }
+        case StateKind.Split: {
+          const a = alts[s] as Int32Array;
+          for (let j = a.length - 1; j >= 0; j--) stack.push(a[j] as number);
+          break;
+        }
+        default:
+          stack.push(next[s] as number);
+      }
+    }
+  }
+
+  /** Encodes the register action: origins[i] is the source group of new register i. */
+  private actionFor(origins: readonly number[], olderBefore: number): number {
+    let prefix = 0;
+    while (prefix < origins.length && prefix < olderBefore && origins[prefix] === prefix) prefix++;
+    if (prefix === origins.length) return ACTION_NONE;
+    if (prefix === origins.length - 1 && origins[prefix] === olderBefore) return ACTION_PUSH;
+    const copy = Int32Array.from(origins, (o) => (o >= olderBefore ? -1 : o));
+    const key = copy.join(',');
+    let id = this.actionIds.get(key);
+    if (id === undefined) {
+      id = this.actions.length;
+      this.actions.push(copy);
+      this.actionIds.set(key, id);
+    }
+    return id;
+  }
+}
+
+function makeState(
+  nfaStates: readonly number[],
+  groupEnds: readonly number[],
+  unanchored: boolean,
+  behind: number,
+  matchRule: number,
+  matchReg: number,
+  olderGroups = 0,
+): DfaState {
+  let key = `${behind}|${unanchored ? 1 : 0}|${matchRule}|${matchReg}|`;
+  let g = 0;
+  for (let i = 0; i < nfaStates.length; i++) {
+    while (groupEnds[g] === i) {
+      key += ';';
+      g++;
+    }
+    key += `${nfaStates[i]},`;
+  }
+  key += `#${groupEnds.length}`;
+  return {
+    key,
+    nfaStates: Int32Array.from(nfaStates),
+    groupEnds: Int32Array.from(groupEnds),
+    olderGroups,
+    unanchored,
+    behind,
+    matchRule,
+    matchReg,
+  };
+}
+
+/**
+ * Partitions the 256 bytes into classes that no byte set (and no assertion) distinguishes, so
+ * that transition rows have one entry per class instead of per byte.
+ */
+export function byteClasses(nfa: Nfa): { classes: Uint8Array; representatives: Uint8Array } {
+  const boundary = new Uint8Array(257);
+  const mark = (lo: number, hi: number) => {
+    boundary[lo] = 1;
+    boundary[hi + 1] = 1;
+  };
+  for (const set of nfa.sets) for (const [lo, hi] of set.toRanges()) mark(lo, hi);
+  if (nfa.looks & (Look.LineStart | Look.LineEnd)) mark(0x0a, 0x0a);
+  if (nfa.looks & (Look.WordBoundary | Look.NotWordBoundary)) {
+    for (let b = 0; b < 256; b++) if (isWordByte(b) !== isWordByte(b - 1)) boundary[b] = 1;
+  }
+  const classes = new Uint8Array(256);
+  const representatives: number[] = [0];
+  let cls = 0;
+  for (let b = 1; b < 256; b++) {
+    if (boundary[b] === 1) {
+      cls++;
+      representatives.push(b);
+    }
+    classes[b] = cls;
+  }
+  return { classes, representatives: Uint8Array.from(representatives) };
+}
+
+/** A set of small integers with O(1) insert, membership and clear (Briggs & Torczon). */
+class SparseSet {
+  private readonly dense: Int32Array;
+  private readonly sparse: Int32Array;
+  private size = 0;
+
+  constructor(capacity: number) {
+    this.dense = new Int32Array(capacity);
+    this.sparse = new Int32Array(capacity);
+  }
+
+  /** Adds `value`; false when it was already present. */
+  insert(value: number): boolean {
+    const i = this.sparse[value] as number;
+    if (i < this.size && this.dense[i] === value) return false;
+    this.dense[this.size] = value;
+    this.sparse[value] = this.size++;
+    return true;
+  }
+
+  clear(): void {
+    this.size = 0;
+  }
+}

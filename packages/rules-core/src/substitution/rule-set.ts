@@ -1,0 +1,130 @@
+/**
+ * A substitution rule set (SUBSTITUTION-SPEC points 1, 7, 8), compiled once and shared by every
+ * stream that uses it: one NFA and one lazy DFA for all rules, a template per rule, and a Pike
+ * VM per rule whose template needs groups (built on first use).
+ *
+ * Errors name the rule by its index in the list, quote its pattern, and give the position and
+ * the construct: `rule 2 ("a(?=b)"): position 1: lookahead is not supported`.
+ */
+import { type DfaOptions, LazyDfa, type MatchKind } from '../regex/lazy-dfa/lazy-dfa.js';
+import { compileNfa, type Nfa, NfaTooLargeError } from '../regex/nfa/nfa.js';
+import { PikeVm } from '../regex/pike-vm/pike-vm.js';
+import type { ParsedPattern } from '../regex/syntax/ast.js';
+import { parsePattern, RegexSyntaxError } from '../regex/syntax/parser.js';
+import { compileTemplate, type Template, TemplateError } from './template.js';
+
+export type { MatchKind };
+
+/** One rule as configured: `flags` is a subset of "gi" (default: "" = once, case-sensitive). */
+export interface SubstitutionRule {
+  readonly pattern: string;
+  readonly replacement: string;
+  readonly flags?: string;
+}
+
+export interface RuleSetOptions {
+  /** `leftmost-first` (default, sregex's behaviour) or `leftmost-longest` (opt-in). */
+  readonly matchKind?: MatchKind;
+  /** Bound of the lazy DFA cache in bytes (default 8 MiB). */
+  readonly cacheBytes?: number;
+}
+
+export class RuleSetError extends Error {
+  constructor(
+    readonly ruleIndex: number,
+    readonly pattern: string,
+    readonly reason: string,
+  ) {
+    super(`rule ${ruleIndex} (${JSON.stringify(pattern)}): ${reason}`);
+    this.name = 'RuleSetError';
+  }
+}
+
+export interface CompiledRule {
+  readonly index: number;
+  readonly pattern: string;
+  /** Without `g` a rule replaces its first match only (later ones pass through unchanged). */
+  readonly once: boolean;
+  readonly caseInsensitive: boolean;
+  readonly template: Template;
+  readonly groupCount: number;
+}
+
+export class CompiledRuleSet {
+  private readonly vms: Array<PikeVm | undefined>;
+
+  constructor(
+    readonly rules: readonly CompiledRule[],
+    readonly nfa: Nfa,
+    readonly dfa: LazyDfa,
+  ) {
+    this.vms = rules.map(() => undefined);
+  }
+
+  get matchKind(): MatchKind {
+    return this.dfa.matchKind;
+  }
+
+  /** The Pike VM that computes captures for `rule`. */
+  pikeVm(rule: number): PikeVm {
+    let vm = this.vms[rule];
+    if (vm === undefined) {
+      const range = this.nfa.ruleRanges[rule];
+      if (range === undefined) throw new RangeError(`no rule ${rule}`);
+      vm = new PikeVm(this.nfa, rule, range);
+      this.vms[rule] = vm;
+    }
+    return vm;
+  }
+}
+
+/** Validates and compiles `rules` (in priority order); throws {@link RuleSetError}. */
+export function compileRuleSet(
+  rules: readonly SubstitutionRule[],
+  options: RuleSetOptions = {},
+): CompiledRuleSet {
+  const matchKind = options.matchKind ?? 'leftmost-first';
+  if (matchKind !== 'leftmost-first' && matchKind !== 'leftmost-longest') {
+    throw new TypeError(`matchKind must be "leftmost-first" or "leftmost-longest"`);
+  }
+  const compiled: CompiledRule[] = [];
+  const parsed: ParsedPattern[] = [];
+  rules.forEach((rule, index) => {
+    const fail = (reason: string) => new RuleSetError(index, String(rule?.pattern), reason);
+    if (typeof rule !== 'object' || rule === null) throw fail('must be an object');
+    if (typeof rule.pattern !== 'string') throw fail('"pattern" must be a string');
+    if (typeof rule.replacement !== 'string') throw fail('"replacement" must be a string');
+    const flags = rule.flags ?? '';
+    if (typeof flags !== 'string') throw fail('"flags" must be a string');
+    const bad = [...flags].find((f) => f !== 'g' && f !== 'i');
+    if (bad !== undefined) throw fail(`unknown flag "${bad}" (flags are a subset of "gi")`);
+    try {
+      const p = parsePattern(rule.pattern, { caseInsensitive: flags.includes('i') });
+      parsed.push(p);
+      compiled.push({
+        index,
+        pattern: rule.pattern,
+        once: !flags.includes('g'),
+        caseInsensitive: flags.includes('i'),
+        template: compileTemplate(rule.replacement),
+        groupCount: p.groupCount,
+      });
+    } catch (error) {
+      if (error instanceof RegexSyntaxError || error instanceof TemplateError) {
+        throw fail(error.message);
+      }
+      throw error;
+    }
+  });
+  let nfa: Nfa;
+  try {
+    nfa = compileNfa(parsed);
+  } catch (error) {
+    if (error instanceof NfaTooLargeError) {
+      throw new RuleSetError(error.rule, rules[error.rule]?.pattern ?? '', error.message);
+    }
+    throw error;
+  }
+  const dfaOptions: DfaOptions = { matchKind, cacheBytes: options.cacheBytes ?? 8 * 1024 * 1024 };
+  return new CompiledRuleSet(compiled, nfa, new LazyDfa(nfa, dfaOptions));
+}

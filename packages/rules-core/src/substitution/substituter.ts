@@ -1,0 +1,462 @@
+/**
+ * The streaming substitution engine: applies a compiled rule set to one body, chunk by chunk,
+ * in one pass (SUBSTITUTION-SPEC points 7-14).
+ *
+ * Contract:
+ * - `feed(chunk)` returns the output that is already certain; `end()` returns the rest. The
+ *   concatenated output does not depend on how the body is chunked.
+ * - Bytes are held back only while they belong to a live partial match or to a match that may
+ *   still grow: the lazy DFA's registers give the start of every live partial match, so every
+ *   byte before the earliest one is emitted by the `feed` call that brought it.
+ * - A live partial match longer than `maxBufferedBytes` bytes (default 8192) is given up: the
+ *   `warn` callback is called once, what is held is emitted unchanged and the rest of the body
+ *   passes through untouched. The check is made at every byte, not at chunk boundaries, so even
+ *   this outcome is chunking-independent.
+ * - Once every rule is once-only and has fired (including a single once-rule), the rest of the
+ *   body passes through without being scanned.
+ *
+ * Time: each byte costs one DFA transition; after a match the bytes the DFA looked at beyond
+ * its end (at least one, since matches are reported one byte late) are scanned again from the
+ * match end, as sregex does. Those bytes are held-back bytes, so the rescanning is bounded by
+ * `maxBufferedBytes` per match and is usually a single byte.
+ */
+
+import type { DfaState } from '../regex/lazy-dfa/lazy-dfa.js';
+import { ACTION_NONE, ACTION_PUSH, FINAL, HAS_MATCH } from '../regex/lazy-dfa/lazy-dfa.js';
+import { END_OF_INPUT } from '../regex/nfa/look.js';
+import type { CompiledRuleSet } from './rule-set.js';
+
+export const DEFAULT_MAX_BUFFERED_BYTES = 8192;
+
+export interface SubstituterOptions {
+  /** Longest partial match held back before giving up (SUBSTITUTION-SPEC point 13). */
+  readonly maxBufferedBytes?: number;
+  /** Where the buffer-limit warning goes (default: `process.emitWarning`). */
+  readonly warn?: (message: string) => void;
+}
+
+export interface RuleStats {
+  readonly index: number;
+  readonly pattern: string;
+  /** Matches this rule won (including those emitted unchanged by a once-rule that had fired). */
+  readonly matches: number;
+  /** Matches actually replaced. */
+  readonly replacements: number;
+}
+
+export interface SubstitutionStats {
+  readonly bytesIn: number;
+  readonly bytesOut: number;
+  readonly rules: readonly RuleStats[];
+  /** Indices of the rules that matched at least once (what prexy's per-asset bitmap records). */
+  readonly matchedRules: readonly number[];
+  /** True when the buffer limit was hit and the rest of the body passed through. */
+  readonly bufferLimitHit: boolean;
+}
+
+const EMPTY = Buffer.alloc(0);
+
+export class Substituter {
+  private readonly set: CompiledRuleSet;
+  private readonly maxBuffered: number;
+  private readonly warn: (message: string) => void;
+
+  /** Bytes `[bufStart, bufEnd)` of the body, in `buf`; `contextByte` is the byte at bufStart-1. */
+  private buf: Uint8Array = EMPTY;
+  private bufStart = 0;
+  private bufEnd = 0;
+  private contextByte = -1;
+  private window: Buffer = Buffer.alloc(0);
+
+  /** Next byte the DFA reads, and first byte not emitted yet. */
+  private scanPos = 0;
+  private emitPos = 0;
+  /** DFA state offset; `saved` keeps the state's content across calls (cache may be cleared). */
+  private state: number;
+  private saved: DfaState | undefined;
+  private generation: number;
+  /** Start positions of the live groups of partial matches (see LazyDfa). */
+  private readonly regs: number[] = [];
+  /** Earliest position whose consumption requires the buffer-limit check. */
+  private deadline = Infinity;
+
+  /** The best match seen so far, not yet final (rule -1: none). */
+  private mRule = -1;
+  private mStart = 0;
+  private mEnd = 0;
+
+  private passthrough = false;
+  private ended = false;
+  private readonly fired: Uint8Array;
+  private onceLeft: number;
+  private readonly allOnce: boolean;
+  private readonly matchCounts: Int32Array;
+  private readonly replaceCounts: Int32Array;
+  private bytesIn = 0;
+  private bytesOut = 0;
+  private limitHit = false;
+
+  private out: Uint8Array[] = [];
+  private outLength = 0;
+
+  constructor(set: CompiledRuleSet, options: SubstituterOptions = {}) {
+    this.set = set;
+    this.maxBuffered = options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
+    if (!(this.maxBuffered >= 0)) throw new RangeError('maxBufferedBytes must be >= 0');
+    this.warn = options.warn ?? ((m) => process.emitWarning(m, 'RampartSubstitutionWarning'));
+    const n = set.rules.length;
+    this.fired = new Uint8Array(n);
+    this.matchCounts = new Int32Array(n);
+    this.replaceCounts = new Int32Array(n);
+    this.allOnce = set.rules.every((r) => r.once);
+    this.onceLeft = n;
+    this.passthrough = n === 0;
+    this.state = set.dfa.start(-1);
+    this.saved = set.dfa.stateAt(this.state);
+    this.generation = set.dfa.generation;
+  }
+
+  /** Processes the next chunk; returns the output it made certain (possibly empty). */
+  feed(chunk: Uint8Array): Buffer {
+    if (this.ended) throw new Error('feed() after end()');
+    this.bytesIn += chunk.length;
+    if (chunk.length === 0) return EMPTY;
+    if (this.passthrough) {
+      this.bufEnd += chunk.length;
+      this.bufStart = this.scanPos = this.emitPos = this.bufEnd;
+      this.bytesOut += chunk.length;
+      return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length);
+    }
+    this.resume();
+    this.attach(chunk);
+    this.scan();
+    if (!this.passthrough) this.emitRange(this.emitPos, this.earliestLive());
+    else this.emitRange(this.emitPos, this.bufEnd);
+    this.keepHeld();
+    this.saved = this.set.dfa.stateAt(this.state);
+    return this.collect();
+  }
+
+  /** Settles the end of the body (`$`, `\z`, `\b`, pending matches); returns the rest. */
+  end(): Buffer {
+    if (this.ended) return EMPTY;
+    this.ended = true;
+    if (!this.passthrough) {
+      this.resume();
+      this.settleEnd();
+    }
+    this.emitRange(this.emitPos, this.bufEnd);
+    this.buf = EMPTY;
+    this.window = Buffer.alloc(0);
+    return this.collect();
+  }
+
+  /** Statistics so far (complete after `end()`). */
+  get stats(): SubstitutionStats {
+    const rules = this.set.rules.map((r) => ({
+      index: r.index,
+      pattern: r.pattern,
+      matches: this.matchCounts[r.index] as number,
+      replacements: this.replaceCounts[r.index] as number,
+    }));
+    return {
+      bytesIn: this.bytesIn,
+      bytesOut: this.bytesOut,
+      rules,
+      matchedRules: rules.filter((r) => r.matches > 0).map((r) => r.index),
+      bufferLimitHit: this.limitHit,
+    };
+  }
+
+  /** Re-interns the current state if another stream caused a DFA cache clear meanwhile. */
+  private resume(): void {
+    const dfa = this.set.dfa;
+    if (this.generation !== dfa.generation && this.saved !== undefined) {
+      this.state = dfa.intern(this.saved);
+    }
+    this.generation = dfa.generation;
+  }
+
+  /** Makes `chunk` readable as bytes `[bufEnd, bufEnd + chunk.length)`. */
+  private attach(chunk: Uint8Array): void {
+    if (this.emitPos === this.bufEnd) {
+      // Nothing held: scan the caller's chunk in place.
+      this.contextByte = this.byteBefore(this.bufEnd);
+      this.buf = chunk;
+      this.bufStart = this.bufEnd;
+    } else {
+      const held = this.bufEnd - this.bufStart;
+      const need = held + chunk.length;
+      if (this.window.length < need) {
+        const grown = Buffer.allocUnsafeSlow(Math.max(need, this.window.length * 2, 4096));
+        grown.set(this.buf.subarray(0, held));
+        this.window = grown;
+      } else if (this.buf !== this.window) {
+        this.window.set(this.buf.subarray(0, held));
+      }
+      this.window.set(chunk, held);
+      this.buf = this.window;
+    }
+    this.bufEnd += chunk.length;
+  }
+
+  /** Keeps the held bytes `[emitPos, bufEnd)` (copying them out of the caller's chunk). */
+  private keepHeld(): void {
+    const held = this.bufEnd - this.emitPos;
+    if (held === 0) {
+      this.contextByte = this.byteBefore(this.bufEnd);
+      this.buf = EMPTY;
+      this.bufStart = this.bufEnd;
+      return;
+    }
+    const from = this.emitPos - this.bufStart;
+    if (this.buf === this.window) {
+      // Compact only when the emitted prefix dominates, so copying stays amortised O(1)/byte.
+      if (from > 0 && from >= held) {
+        this.contextByte = this.byteBefore(this.emitPos);
+        this.window.copyWithin(0, from, from + held);
+        this.bufStart = this.emitPos;
+      }
+      return;
+    }
+    this.contextByte = this.byteBefore(this.emitPos);
+    if (this.window.length < held) this.window = Buffer.allocUnsafeSlow(Math.max(held * 2, 4096));
+    this.window.set(this.buf.subarray(from, from + held), 0);
+    this.buf = this.window;
+    this.bufStart = this.emitPos;
+  }
+
+  /** The byte at absolute position `pos - 1`, or -1 at the start of the body. */
+  private byteBefore(pos: number): number {
+    if (pos === 0) return -1;
+    if (pos - 1 >= this.bufStart && pos - 1 < this.bufEnd) {
+      return this.buf[pos - 1 - this.bufStart] as number;
+    }
+    return this.contextByte;
+  }
+
+  /** Runs the DFA over every byte received. */
+  private scan(): void {
+    const dfa = this.set.dfa;
+    const classes = dfa.classes;
+    while (this.scanPos < this.bufEnd && !this.passthrough) {
+      const buf = this.buf;
+      const base = this.bufStart;
+      const trans = dfa.trans;
+      const stop = Math.min(this.bufEnd, this.deadline) - base;
+      let i = this.scanPos - base;
+      let s = this.state;
+      while (i < stop) {
+        const t = trans[s + (classes[buf[i] as number] as number)] as number;
+        if ((t & 1) !== 0) break;
+        s = t >> 1;
+        i++;
+      }
+      this.state = s;
+      this.scanPos = i + base;
+      if (this.scanPos >= this.bufEnd) break;
+      this.step(buf[i] as number);
+    }
+  }
+
+  /** Consumes one byte through the slow path: builds, records matches, moves registers. */
+  private step(byte: number): void {
+    const dfa = this.set.dfa;
+    const cls = dfa.classes[byte] as number;
+    let t = dfa.trans[this.state + cls] as number;
+    let action: number;
+    if (t === -1) {
+      t = dfa.build(this.state, cls);
+      action = dfa.lastAction;
+      this.generation = dfa.generation;
+    } else {
+      action = dfa.acts[this.state + cls] as number;
+    }
+    const target = t >> 1;
+    const p = this.scanPos;
+    const flags = dfa.flags[target / dfa.stride] as number;
+    if ((flags & HAS_MATCH) !== 0) {
+      const reg = dfa.matchRegAt(target);
+      this.mRule = dfa.matchRuleAt(target);
+      this.mStart = reg >= 0 ? (this.regs[reg] as number) : p;
+      this.mEnd = p;
+    }
+    if (action === ACTION_PUSH) {
+      this.regs[dfa.olderGroupsAt(target) - 1] = p;
+    } else if (action !== ACTION_NONE) {
+      const origins = dfa.actions[action] as Int32Array;
+      for (let i = 0; i < origins.length; i++) {
+        const o = origins[i] as number;
+        this.regs[i] = o >= 0 ? (this.regs[o] as number) : p;
+      }
+    }
+    this.state = target;
+    this.scanPos = p + 1;
+    if ((flags & FINAL) !== 0) this.finalize();
+    this.checkLimit();
+  }
+
+  /** Earliest byte that may still belong to a match (bufEnd when none). */
+  private earliestLive(): number {
+    let earliest = this.scanPos;
+    if (this.mRule >= 0) earliest = Math.min(earliest, this.mStart);
+    if (this.set.dfa.olderGroupsAt(this.state) > 0) {
+      earliest = Math.min(earliest, this.regs[0] as number);
+    }
+    return earliest;
+  }
+
+  /** Applies the buffer limit, and sets the next position at which to check it again. */
+  private checkLimit(): void {
+    if (this.passthrough) return;
+    const earliest = this.earliestLive();
+    if (this.scanPos - earliest > this.maxBuffered) {
+      this.limitHit = true;
+      this.warn(
+        `substitution: a partial match exceeded maxBufferedBytes (${this.maxBuffered}) at byte ` +
+          `${this.scanPos}; the rest of this body passes through unchanged`,
+      );
+      this.emitRange(this.emitPos, this.bufEnd);
+      this.emitPos = this.scanPos = this.bufEnd;
+      this.mRule = -1;
+      this.passthrough = true;
+      return;
+    }
+    this.deadline = earliest === this.scanPos ? Infinity : earliest + this.maxBuffered;
+  }
+
+  /** The pending match is final: emit up to it, emit it (replaced or not), restart after it. */
+  private finalize(): boolean {
+    const rule = this.mRule;
+    if (rule < 0) {
+      // Unreachable: a state without threads is only entered after a match cut the others.
+      throw new Error('internal error: final DFA state without a pending match');
+    }
+    const start = this.mStart;
+    const end = this.mEnd;
+    this.mRule = -1;
+    this.emitRange(this.emitPos, start);
+    this.matchCounts[rule] = (this.matchCounts[rule] as number) + 1;
+    const compiled = this.set.rules[rule];
+    if (compiled === undefined) throw new Error(`internal error: no rule ${rule}`);
+    if (compiled.once && this.fired[rule] === 1) {
+      this.emitRange(start, end);
+    } else {
+      this.emitReplacement(rule, start, end);
+      this.replaceCounts[rule] = (this.replaceCounts[rule] as number) + 1;
+      if (compiled.once) {
+        this.fired[rule] = 1;
+        this.onceLeft--;
+      }
+    }
+    this.emitPos = end;
+    if (this.allOnce && this.onceLeft === 0) {
+      this.emitRange(this.emitPos, this.bufEnd);
+      this.emitPos = this.scanPos = this.bufEnd;
+      this.passthrough = true;
+      return false;
+    }
+    let restart = end;
+    if (start === end) {
+      // An empty match: the byte after it is copied through and the search resumes after it.
+      if (end >= this.bufEnd) {
+        this.scanPos = this.bufEnd;
+        return false;
+      }
+      this.emitRange(end, end + 1);
+      this.emitPos = restart = end + 1;
+    }
+    this.restartAt(restart);
+    return true;
+  }
+
+  private restartAt(pos: number): void {
+    const dfa = this.set.dfa;
+    this.state = dfa.start(this.byteBefore(pos));
+    this.generation = dfa.generation;
+    this.scanPos = pos;
+    this.deadline = Infinity;
+  }
+
+  /** At the end of the body: resolve the end-of-input assertions and settle every match. */
+  private settleEnd(): void {
+    const dfa = this.set.dfa;
+    for (;;) {
+      if (this.passthrough) return;
+      if (this.scanPos < this.bufEnd) {
+        this.scan();
+        continue;
+      }
+      const eoi = dfa.eoi(this.state);
+      if (eoi.rule >= 0) {
+        this.mRule = eoi.rule;
+        this.mStart = eoi.reg >= 0 ? (this.regs[eoi.reg] as number) : this.scanPos;
+        this.mEnd = this.scanPos;
+      }
+      if (this.mRule < 0) return;
+      if (!this.finalize()) return;
+    }
+  }
+
+  private emitReplacement(rule: number, start: number, end: number): void {
+    const compiled = this.set.rules[rule];
+    if (compiled === undefined) return;
+    const template = compiled.template;
+    if (template.constant !== undefined) {
+      this.push(template.constant);
+      return;
+    }
+    let slots: Int32Array | undefined;
+    if (template.usesGroups) {
+      const next = end < this.bufEnd ? (this.buf[end - this.bufStart] as number) : END_OF_INPUT;
+      slots = this.set
+        .pikeVm(rule)
+        .captures(
+          this.buf,
+          start - this.bufStart,
+          end - this.bufStart,
+          this.byteBefore(start),
+          next,
+        );
+    }
+    for (const part of template.parts) {
+      if (typeof part !== 'number') this.push(part);
+      else if (part === 0) this.emitCopy(start, end);
+      else if (slots !== undefined && 2 * part + 1 < slots.length) {
+        const from = slots[2 * part] as number;
+        const to = slots[2 * part + 1] as number;
+        if (from >= 0 && to >= from) this.emitCopy(from + this.bufStart, to + this.bufStart);
+      }
+    }
+  }
+
+  /** Emits a copy of body bytes (the window may be overwritten before the caller reads it). */
+  private emitCopy(from: number, to: number): void {
+    if (to > from) this.push(this.buf.subarray(from - this.bufStart, to - this.bufStart));
+  }
+
+  /** Emits body bytes `[from, to)` unchanged and advances `emitPos`. */
+  private emitRange(from: number, to: number): void {
+    if (to > from) this.push(this.buf.subarray(from - this.bufStart, to - this.bufStart));
+    if (to > this.emitPos) this.emitPos = to;
+  }
+
+  private push(bytes: Uint8Array): void {
+    this.out.push(bytes);
+    this.outLength += bytes.length;
+  }
+
+  private collect(): Buffer {
+    const out = this.out;
+    const length = this.outLength;
+    this.out = [];
+    this.outLength = 0;
+    this.bytesOut += length;
+    if (out.length === 0) return EMPTY;
+    const only = out[0] as Uint8Array;
+    if (out.length === 1 && only.buffer !== this.window.buffer) {
+      return Buffer.from(only.buffer, only.byteOffset, only.length);
+    }
+    return Buffer.concat(out, length);
+  }
+}
