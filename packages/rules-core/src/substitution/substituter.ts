@@ -132,9 +132,11 @@ export class Substituter {
     this.scan();
     if (!this.passthrough) this.emitRange(this.emitPos, this.earliestLive());
     else this.emitRange(this.emitPos, this.bufEnd);
+    // Collect (copying pieces out of the window) before keepHeld may move the window's bytes.
+    const output = this.collect();
     this.keepHeld();
     this.saved = this.set.dfa.stateAt(this.state);
-    return this.collect();
+    return output;
   }
 
   /** Settles the end of the body (`$`, `\z`, `\b`, pending matches); returns the rest. */
