@@ -21,7 +21,10 @@ export interface SizeMeasurements {
   readonly size: number;
   /** Wall time per pass, nanoseconds. */
   readonly sqliteNs: readonly number[];
+  /** One pipelined round trip per IP (what a WAF request costs). */
   readonly redisNs: readonly number[];
+  /** 1000 IPs per round trip (throughput when latency does not matter; not the peer). */
+  readonly redisBatchedNs: readonly number[];
   readonly rampartNs: readonly number[];
   /** Per-call Rampart durations over all passes of this size, nanoseconds. */
   readonly rampartCalls: Summary;
@@ -36,6 +39,8 @@ export interface LoadMeasurements {
   readonly evaluator_ms: number;
   readonly reload_max_stall_ms: number;
   readonly reload_ms: number;
+  /** Longest first-load stall of each probe run, ascending (see `runLoadProbes`). */
+  readonly stall_runs_ms?: readonly number[];
 }
 
 export interface AnchorErrors {
@@ -103,7 +108,8 @@ function tableRows(results: BenchResults): string[][] {
   const rows: string[][] = [];
   const impls: [string, (s: SizeMeasurements) => readonly number[], boolean][] = [
     ['Wafris-style SQLite', (s) => s.sqliteNs, false],
-    ['Wafris-style Redis (pipelined)', (s) => s.redisNs, false],
+    ['Wafris-style Redis (per request)', (s) => s.redisNs, false],
+    ['Redis, 1000 IPs per trip (info)', (s) => s.redisBatchedNs, false],
     ['Rampart evaluate (worst case)', (s) => s.rampartNs, true],
   ];
   for (const [name, pick, perCall] of impls) {
@@ -165,7 +171,7 @@ export function formatReport(results: BenchResults): string {
     `Ratios (headline = mean over set sizes): Wafris SQLite / Rampart = ${fixed(summary.ratio_vs_wafris_sqlite, 1)}x, ` +
       `Redis / Rampart = ${fixed(summary.ratio_vs_redis, 1)}x`,
     `Snapshot load (child process): open ${fixed(results.load.load_ms, 0)} ms + evaluator ${fixed(results.load.evaluator_ms, 0)} ms, ` +
-      `longest event-loop stall ${fixed(results.load.max_stall_ms, 2)} ms, RSS ${fixed(results.load.rss_before_mb, 1)} -> ` +
+      `longest event-loop stall ${fixed(results.load.max_stall_ms, 2)} ms (median of runs: ${(results.load.stall_runs_ms ?? []).map((v) => fixed(v, 1)).join(', ')}), RSS ${fixed(results.load.rss_before_mb, 1)} -> ` +
       `${fixed(results.load.rss_after_mb, 1)} MB (+${fixed(results.load.rss_delta_mb, 1)} MB)`,
     `Snapshot reload (second load, same warm process, as a swap): ${fixed(results.load.reload_ms, 0)} ms, ` +
       `longest event-loop stall ${fixed(results.load.reload_max_stall_ms, 2)} ms`,
@@ -210,9 +216,14 @@ export function summarize(results: BenchResults) {
     rampart_us_p99: round(p99Us, 4),
     wafris_sqlite_us: round(wafrisSqliteUs, 3),
     redis_us: round(redisUs, 3),
+    redis_batched_us: round(
+      headlineUs(results.sizes, (s) => s.redisBatchedNs),
+      3,
+    ),
     ratio_vs_wafris_sqlite: round(ratioSqlite, 1),
     ratio_vs_redis: round(ratioRedis, 1),
     load_max_stall_ms: results.load.max_stall_ms,
+    load_stall_runs_ms: results.load.stall_runs_ms ?? [results.load.max_stall_ms],
     load_ms: results.load.load_ms,
     reload_max_stall_ms: results.load.reload_max_stall_ms,
     rss_delta_mb: results.load.rss_delta_mb,
@@ -223,6 +234,7 @@ export function summarize(results: BenchResults) {
       ips: s.size,
       wafris_sqlite_us: round(sizeMeanUs(s.sqliteNs, s.size), 3),
       redis_us: round(sizeMeanUs(s.redisNs, s.size), 3),
+      redis_batched_us: round(sizeMeanUs(s.redisBatchedNs, s.size), 3),
       rampart_us_mean: round(sizeMeanUs(s.rampartNs, s.size), 4),
       rampart_us_median: round(s.rampartCalls.median / 1000, 4),
       rampart_us_p99: round(s.rampartCalls.p99 / 1000, 4),

@@ -5,9 +5,9 @@
  * Each table is one sorted set whose members all have score 0, so Redis orders them by their
  * bytes; the members are exactly those of the SQLite tables (`wafris-layout.ts`). A lookup is the
  * v1 Lua client's pair of commands per table, `ZRANGEBYLEX key [addr + LIMIT 0 1` and
- * `ZREVRANGEBYLEX key [addr - LIMIT 0 1`. To give Redis its best case, a whole IP set is sent as
- * pipelined batches (one network round trip per batch, not per command) and the harness divides
- * the elapsed time by the number of IPs.
+ * `ZREVRANGEBYLEX key [addr - LIMIT 0 1`. Commands are pipelined `batch` IPs per network round
+ * trip; the harness divides the elapsed time by the number of IPs (see `measure.ts` for which
+ * batch size is the peer).
  */
 import type { Redis } from 'ioredis';
 import { ipToLexicalDecimal } from './lexical-decimal.js';

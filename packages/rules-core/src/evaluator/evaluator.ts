@@ -36,7 +36,7 @@ import type { RateLimitKey, RateLimitRule, Rule } from '../rules/model.js';
 import type { Snapshot } from '../snapshot/reader.js';
 import { packCountry, RANGE_CATEGORIES, type RangeCategory } from '../snapshot/schema.js';
 import type { Decision, DecisionCategory, RateLimitInfo, RuleMatch } from './decision.js';
-import { compileAll, type RequestPredicate } from './pattern-matcher.js';
+import { type Condition, compileConditions, meetsAll } from './pattern-matcher.js';
 import { type RateLimiter, SlidingWindowLimiter } from './rate-limiter.js';
 import { type RequestInfo, RequestView } from './request.js';
 
@@ -52,12 +52,12 @@ interface CompiledRule {
 }
 
 interface CompiledPatternRule extends CompiledRule {
-  readonly matches: RequestPredicate;
+  readonly conditions: readonly Condition[];
 }
 
 interface CompiledRateLimit extends CompiledRule {
   readonly rule: RateLimitRule;
-  readonly matches: RequestPredicate;
+  readonly conditions: readonly Condition[];
   readonly methods: ReadonlySet<string> | null;
   readonly windowMs: number;
 }
@@ -101,7 +101,7 @@ export class Evaluator {
       cache: new Array(labelSetCount(snapshot.tables[category])),
     }));
     const patterns = this.rules.flatMap((c) =>
-      c.rule.type === 'pattern' ? [{ ...c, matches: compileAll(c.rule.when) }] : [],
+      c.rule.type === 'pattern' ? [{ ...c, conditions: compileConditions(c.rule.when) }] : [],
     );
     this.allowPatterns = patterns.filter(
       (p) => p.rule.type === 'pattern' && p.rule.action === 'allow',
@@ -115,7 +115,7 @@ export class Evaluator {
             {
               ...c,
               rule: c.rule,
-              matches: compileAll(c.rule.when),
+              conditions: compileConditions(c.rule.when),
               methods: c.rule.methods?.length ? new Set(c.rule.methods) : null,
               windowMs: c.rule.windowSeconds * 1000,
             },
@@ -190,7 +190,7 @@ export class Evaluator {
       }
     }
     for (const p of patterns) {
-      if (p.expiresAtMs > run.now && p.matches(view)) {
+      if (p.expiresAtMs > run.now && meetsAll(p.conditions, view)) {
         const decided = this.matched(p, action, 'pattern', run);
         if (decided) return decided;
       }
@@ -202,7 +202,7 @@ export class Evaluator {
     for (const r of this.rateLimits) {
       if (r.expiresAtMs <= run.now) continue;
       if (r.methods && !r.methods.has(view.method())) continue;
-      if (!r.matches(view)) continue;
+      if (!meetsAll(r.conditions, view)) continue;
       const key = `${r.position}\u0000${rateLimitKey(r.rule.key, view)}`;
       const state = this.limiter.hit(key, r.rule.limit, r.windowMs, run.now);
       const info: RateLimitInfo = {

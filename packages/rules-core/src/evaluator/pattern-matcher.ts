@@ -1,82 +1,143 @@
 /**
- * Compiles the patterns of pattern and rate-limit rules into predicates over a request.
+ * Compiled pattern conditions of pattern and rate-limit rules.
  *
- * Compilation happens once per snapshot; a predicate does no parsing and at most one
- * `toLowerCase` per field per request (cached in {@link RequestView}). Case rules, from the model:
- * `exact`/`prefix` are case-sensitive except on host and method; `contains` is case-insensitive.
+ * Conditions are compiled once per snapshot into plain records (a field code, a match code, the
+ * value) and tested by one monomorphic function with two switches: on the request path that is
+ * several times faster in V8 than a closure per condition, because the call site never sees more
+ * than one function shape. Each field is normalised at most once per request (cached in
+ * {@link RequestView}). Case rules, from the model: `exact`/`prefix` are case-sensitive except on
+ * host and method; `contains` is case-insensitive.
  */
 import type { Pattern } from '../rules/model.js';
-import { regexEngine } from '../rules/regex-extension.js';
+import { type RegexMatcher, regexEngine } from '../rules/regex-extension.js';
 import type { RequestView } from './request.js';
 
-export type RequestPredicate = (request: RequestView) => boolean;
-
-type StringTest = (value: string) => boolean;
-
-function stringTest(pattern: Pattern): StringTest {
-  const { value } = pattern;
-  switch (pattern.match) {
-    case 'exact':
-      return (s) => s === value;
-    case 'prefix':
-      return (s) => s.startsWith(value);
-    case 'contains': {
-      const needle = value.toLowerCase();
-      // Callers pass lower-cased input for `contains` (see fieldReader).
-      return (s) => s.includes(needle);
-    }
-    case 'regex': {
-      const engine = regexEngine();
-      if (!engine)
-        throw new Error('a regex pattern needs the regex engine, which is not registered');
-      const matcher = engine.compile(value, pattern.flags ?? '');
-      return (s) => matcher.test(s);
-    }
-  }
+enum Field {
+  Path,
+  Query,
+  QueryParam,
+  UserAgent,
+  Host,
+  Method,
+  Header,
 }
 
-/** Reads the field a pattern looks at, lower-cased when the match is case-insensitive. */
-function fieldReader(pattern: Pattern): (request: RequestView) => string | undefined {
-  const lower = pattern.match === 'contains';
-  switch (pattern.field) {
-    case 'path':
-      return lower ? (r) => r.pathLowerCase() : (r) => r.path();
-    case 'query':
-      return lower ? (r) => r.queryLowerCase() : (r) => r.query();
-    case 'user_agent':
-      return lower ? (r) => r.userAgentLowerCase() : (r) => r.request.userAgent;
-    case 'host':
-      return (r) => r.host();
-    case 'method':
-      return lower ? (r) => r.method().toLowerCase() : (r) => r.method();
-    case 'header': {
-      const name = pattern.name ?? '';
-      return lower ? (r) => r.header(name)?.toLowerCase() : (r) => r.header(name);
-    }
-  }
+enum Match {
+  Exact,
+  Prefix,
+  Contains,
+  Regex,
 }
 
-/** A predicate true when the request matches `pattern`. */
-export function compilePattern(pattern: Pattern): RequestPredicate {
-  const test = stringTest(pattern);
-  if (pattern.field === 'query' && pattern.name !== undefined) {
-    const name = pattern.name;
-    const lower = pattern.match === 'contains';
-    return (r) => r.queryParam(name).some((v) => test(lower ? v.toLowerCase() : v));
+/** One compiled condition. */
+export interface Condition {
+  readonly field: Field;
+  readonly match: Match;
+  /** The value to compare with; lower-cased for `contains`. */
+  readonly value: string;
+  /** Header or query parameter name. */
+  readonly name: string;
+  readonly regex: RegexMatcher | null;
+}
+
+const FIELDS: Record<Pattern['field'], Field> = {
+  path: Field.Path,
+  query: Field.Query,
+  user_agent: Field.UserAgent,
+  host: Field.Host,
+  method: Field.Method,
+  header: Field.Header,
+};
+
+const MATCHES: Record<Pattern['match'], Match> = {
+  exact: Match.Exact,
+  prefix: Match.Prefix,
+  contains: Match.Contains,
+  regex: Match.Regex,
+};
+
+/** Compiles one validated pattern. */
+export function compileCondition(pattern: Pattern): Condition {
+  const match = MATCHES[pattern.match];
+  let regex: RegexMatcher | null = null;
+  if (match === Match.Regex) {
+    const engine = regexEngine();
+    if (!engine) throw new Error('a regex pattern needs the regex engine, which is not registered');
+    regex = engine.compile(pattern.value, pattern.flags ?? '');
   }
-  const read = fieldReader(pattern);
-  return (r) => {
-    const value = read(r);
-    return value !== undefined && test(value);
+  const field =
+    pattern.field === 'query' && pattern.name !== undefined
+      ? Field.QueryParam
+      : FIELDS[pattern.field];
+  return {
+    field,
+    match,
+    value: match === Match.Contains ? pattern.value.toLowerCase() : pattern.value,
+    name: pattern.name ?? '',
+    regex,
   };
 }
 
-/** A predicate true when the request matches every pattern (true for an empty list). */
-export function compileAll(patterns: readonly Pattern[]): RequestPredicate {
-  const predicates = patterns.map(compilePattern);
-  if (predicates.length === 1) return predicates[0] as RequestPredicate;
-  return (r) => {
-    for (const p of predicates) if (!p(r)) return false;
-    return true;
-  };
+/** Compiles the conditions of one rule (an AND). */
+export function compileConditions(patterns: readonly Pattern[]): readonly Condition[] {
+  return patterns.map(compileCondition);
+}
+
+/** True when the request meets every condition (true for none). */
+export function meetsAll(conditions: readonly Condition[], request: RequestView): boolean {
+  for (let i = 0; i < conditions.length; i++) {
+    if (!meets(conditions[i] as Condition, request)) return false;
+  }
+  return true;
+}
+
+/** True when the request meets one condition. */
+export function meets(c: Condition, request: RequestView): boolean {
+  if (c.field === Field.QueryParam) return meetsQueryParam(c, request);
+  const input = fieldValue(c, request);
+  return input !== undefined && test(c, input);
+}
+
+function fieldValue(c: Condition, r: RequestView): string | undefined {
+  const lower = c.match === Match.Contains;
+  switch (c.field) {
+    case Field.Path:
+      return lower ? r.pathLowerCase() : r.path();
+    case Field.Query:
+      return lower ? r.queryLowerCase() : r.query();
+    case Field.UserAgent:
+      return lower ? r.userAgentLowerCase() : r.request.userAgent;
+    case Field.Host:
+      return r.host();
+    case Field.Method:
+      return lower ? r.method().toLowerCase() : r.method();
+    case Field.Header: {
+      const value = r.header(c.name);
+      return lower ? value?.toLowerCase() : value;
+    }
+    default:
+      return undefined;
+  }
+}
+
+function test(c: Condition, input: string): boolean {
+  switch (c.match) {
+    case Match.Exact:
+      return input === c.value;
+    case Match.Prefix:
+      return input.startsWith(c.value);
+    case Match.Contains:
+      return input.includes(c.value);
+    case Match.Regex:
+      return (c.regex as RegexMatcher).test(input);
+  }
+}
+
+function meetsQueryParam(c: Condition, r: RequestView): boolean {
+  const values = r.queryParam(c.name);
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i] as string;
+    if (test(c, c.match === Match.Contains ? v.toLowerCase() : v)) return true;
+  }
+  return false;
 }

@@ -52,7 +52,29 @@ function decodePercent(text: string): string {
 
 /** Decodes a query string component (`+` is a space). */
 export function decodeQuery(text: string): string {
-  return decodePercent(text.replace(/\+/g, ' '));
+  const plus = text.includes('+');
+  if (!plus && !text.includes('%')) return text;
+  return decodePercent(plus ? text.replace(/\+/g, ' ') : text);
+}
+
+/**
+ * The decoded values of parameter `name` in a raw query string, in order. A hand-written scan:
+ * `URLSearchParams` would allocate a parameter list per request even when one name is wanted.
+ */
+export function queryValues(query: string, name: string): string[] {
+  const values: string[] = [];
+  let from = 0;
+  while (from <= query.length) {
+    let end = query.indexOf('&', from);
+    if (end === -1) end = query.length;
+    const eq = query.indexOf('=', from);
+    const keyEnd = eq === -1 || eq > end ? end : eq;
+    if (decodeQuery(query.slice(from, keyEnd)) === name) {
+      values.push(keyEnd === end ? '' : decodeQuery(query.slice(keyEnd + 1, end)));
+    }
+    from = end + 1;
+  }
+  return values;
 }
 
 /** Strips a port and lower-cases: `Example.COM:8080` -> `example.com`, `[::1]:80` -> `[::1]`. */
@@ -74,7 +96,6 @@ export class RequestView {
   private pathLower: string | undefined;
   private queryValue: string | undefined;
   private queryLower: string | undefined;
-  private params: URLSearchParams | undefined;
   private uaLower: string | undefined;
   private hostValue: string | undefined;
   private methodValue: string | undefined;
@@ -103,8 +124,7 @@ export class RequestView {
 
   /** Decoded values of one query parameter (empty when absent). */
   queryParam(name: string): string[] {
-    if (this.params === undefined) this.params = new URLSearchParams(this.request.query);
-    return this.params.getAll(name);
+    return queryValues(this.request.query, name);
   }
 
   userAgentLowerCase(): string {

@@ -3,8 +3,12 @@
  *
  * Disjoint ranges (see `flatten.ts`) are stored in typed arrays sorted by start: IPv4 as one
  * uint32 per bound, IPv6 as four big-endian uint32 words per bound. A lookup is one binary search
- * for the last start <= address, then one comparison with that range's end: about 20 steps for a
- * million IPv4 ranges, no allocation, no SQL. Each range carries the index of its label set.
+ * for the last start <= address, then one comparison with that range's end; no allocation, no
+ * SQL. Each range carries the index of its label set.
+ *
+ * A bucket index on the top 16 bits of the (first word of the) start narrows the binary search
+ * to the ranges starting in the address's /16 (IPv4) or /16 of IPv6 space: with a million ranges
+ * that cuts about 20 probes of scattered memory to about 5.
  *
  * Measured against prepared SQLite statements (two indexed queries per category, as the anchor
  * does) this is over two orders of magnitude faster per lookup; see the package README.
@@ -28,6 +32,46 @@ export interface RangeTable {
    */
   readonly setOffsets: Uint32Array;
   readonly setLabels: Uint32Array;
+  /** `v4Index[b]`: the first IPv4 range whose start's top 16 bits are >= b (65537 entries). */
+  readonly v4Index: Uint32Array;
+  /** The same for IPv6, on the top 16 bits of the first word. */
+  readonly v6Index: Uint32Array;
+}
+
+const BUCKETS = 1 << 16;
+
+/**
+ * Fills a bucket index incrementally, as sorted starts arrive (the snapshot reader feeds it
+ * block by block so that no single step walks a million ranges).
+ */
+export class BucketIndexBuilder {
+  readonly index = new Uint32Array(BUCKETS + 1);
+  private nextBucket = 0;
+
+  /** `stride` is 1 for IPv4 starts, 4 for IPv6 (the first word is the bucketed one). */
+  constructor(private readonly stride: 1 | 4) {}
+
+  /** Accounts for ranges [from, to) of `starts`, which must come in order. */
+  add(starts: Uint32Array, from: number, to: number): void {
+    for (let i = from; i < to; i++) {
+      const bucket = (starts[i * this.stride] as number) >>> 16;
+      while (this.nextBucket <= bucket) this.index[this.nextBucket++] = i;
+    }
+  }
+
+  /** Closes the index after the last of `count` ranges. */
+  finish(count: number): Uint32Array {
+    while (this.nextBucket <= BUCKETS) this.index[this.nextBucket++] = count;
+    return this.index;
+  }
+}
+
+/** Builds the bucket index of a whole starts array at once. */
+export function bucketIndex(starts: Uint32Array, stride: 1 | 4): Uint32Array {
+  const count = starts.length / stride;
+  const builder = new BucketIndexBuilder(stride);
+  builder.add(starts, 0, count);
+  return builder.finish(count);
 }
 
 /** The number of ranges in a table (both families). */
@@ -69,6 +113,8 @@ export function packRanges(flat: readonly FlatRange[]): RangeTable {
     v6Sets: new Uint32Array(v6.length),
     setOffsets: new Uint32Array(0),
     setLabels: new Uint32Array(0),
+    v4Index: new Uint32Array(0),
+    v6Index: new Uint32Array(0),
   };
   v4.forEach((r, i) => {
     table.v4Starts[i] = Number(r.start);
@@ -80,7 +126,12 @@ export function packRanges(flat: readonly FlatRange[]): RangeTable {
     writeWords(table.v6Ends, i * 4, r.end);
     table.v6Sets[i] = indexOf(r.labels);
   });
-  return { ...table, ...compressSets(labelSets) };
+  return {
+    ...table,
+    ...compressSets(labelSets),
+    v4Index: bucketIndex(table.v4Starts, 1),
+    v6Index: bucketIndex(table.v6Starts, 4),
+  };
 }
 
 function compressSets(
@@ -110,9 +161,12 @@ function writeWords(target: Uint32Array, at: number, value: bigint): void {
 /** The label-set index of the range containing IPv4 `value`, or -1. */
 export function lookupV4(table: RangeTable, value: number): number {
   const starts = table.v4Starts;
-  let lo = 0;
-  let hi = starts.length - 1;
-  let found = -1;
+  const bucket = value >>> 16;
+  // Ranges starting in this bucket, or else the last one before it (it may reach into it).
+  const first = table.v4Index[bucket] as number;
+  let lo = first;
+  let hi = (table.v4Index[bucket + 1] as number) - 1;
+  let found = first - 1;
   while (lo <= hi) {
     const mid = (lo + hi) >>> 1;
     if ((starts[mid] as number) <= value) {
@@ -139,9 +193,11 @@ function compareWords(words: Uint32Array, at: number, address: Uint32Array): num
 /** The label-set index of the range containing the IPv6 address (4 words), or -1. */
 export function lookupV6(table: RangeTable, address: Uint32Array): number {
   const starts = table.v6Starts;
-  let lo = 0;
-  let hi = table.v6Sets.length - 1;
-  let found = -1;
+  const bucket = (address[0] as number) >>> 16;
+  const first = table.v6Index[bucket] as number;
+  let lo = first;
+  let hi = (table.v6Index[bucket + 1] as number) - 1;
+  let found = first - 1;
   while (lo <= hi) {
     const mid = (lo + hi) >>> 1;
     if (compareWords(starts, mid * 4, address) <= 0) {

@@ -13,13 +13,13 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { endianness } from 'node:os';
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import type { RangeTable } from '../ip/range-table.js';
+import { BucketIndexBuilder, type RangeTable } from '../ip/range-table.js';
 import type { Rule } from '../rules/model.js';
-import { describeIssues, parseRules, type RuleIssue } from '../rules/validate.js';
+import { describeIssues, parseRule, type RuleIssue } from '../rules/validate.js';
 import { META, RANGE_CATEGORIES, type RangeCategory, SCHEMA_VERSION } from './schema.js';
+import { TurnBudget } from './turn-budget.js';
 
 export type SnapshotOpenFailure =
   | 'missing'
@@ -80,11 +80,13 @@ export async function openSnapshot(
   const integrity =
     options.integrityCheck === false ? Promise.resolve('ok') : quickCheckOnWorker(path);
   let db: Database.Database | undefined;
+  const budget = new TurnBudget();
   try {
+    await budget.yield(); // starting the worker thread took a few milliseconds
     db = new Database(path, { readonly: true, fileMustExist: true });
     const info = readInfo(db, path);
-    const rules = readRules(db, path);
-    const tables = await readTables(db);
+    const rules = await readRules(db, path, budget);
+    const tables = await readTables(db, budget);
     const verdict = await integrity;
     if (verdict !== 'ok')
       throw new SnapshotOpenError(path, 'corrupt', `integrity check failed: ${verdict}`);
@@ -190,20 +192,35 @@ function readInfo(db: Database.Database, path: string): SnapshotInfo {
   };
 }
 
-function readRules(db: Database.Database, path: string): Rule[] {
+/**
+ * Reads and re-validates the stored rules (a snapshot is input like any other), a few rules per
+ * event-loop turn: rules with hundreds of ranges take milliseconds each to check.
+ */
+async function readRules(db: Database.Database, path: string, budget: TurnBudget): Promise<Rule[]> {
   const rows = db.prepare('SELECT body FROM rules ORDER BY position').pluck().all() as string[];
   const issues: RuleIssue[] = [];
-  let parsed: unknown[];
-  try {
-    parsed = rows.map((body) => JSON.parse(body) as unknown);
-  } catch (error) {
-    throw new SnapshotOpenError(
-      path,
-      'invalid_content',
-      `a stored rule is not JSON: ${(error as Error).message}`,
-    );
+  const rules: Rule[] = [];
+  const seen = new Set<string>();
+  for (let index = 0; index < rows.length; index++) {
+    let json: unknown;
+    try {
+      json = JSON.parse(rows[index] as string);
+    } catch (error) {
+      throw new SnapshotOpenError(
+        path,
+        'invalid_content',
+        `rule ${index} is not JSON: ${(error as Error).message}`,
+      );
+    }
+    const rule = parseRule(json, index, issues);
+    if (rule && seen.has(rule.id))
+      issues.push({ index, ruleId: rule.id, field: 'id', reason: 'is a duplicate' });
+    if (rule) {
+      seen.add(rule.id);
+      rules.push(rule);
+    }
+    await budget.pause();
   }
-  const rules = parseRules(parsed, issues);
   if (issues.length > 0) {
     throw new SnapshotOpenError(
       path,
@@ -224,12 +241,16 @@ interface BlockRow {
 
 /** Copies `source` into `target` at uint32 index `at` (a memcpy; blobs need not be aligned). */
 function copyInto(target: Uint32Array, at: number, source: Buffer): void {
-  if (source.length % 4 !== 0)
-    throw new Error('a range blob has a length that is not a multiple of 4');
+  if (source.length % 4 !== 0 || at * 4 + source.length > target.byteLength) {
+    throw new Error('a range blob does not have the length its row announces');
+  }
   source.copy(Buffer.from(target.buffer, target.byteOffset + at * 4, source.length));
 }
 
-async function readTables(db: Database.Database): Promise<Record<RangeCategory, RangeTable>> {
+async function readTables(
+  db: Database.Database,
+  budget: TurnBudget,
+): Promise<Record<RangeCategory, RangeTable>> {
   const totals = db
     .prepare('SELECT category, family, SUM(count) AS n FROM range_blocks GROUP BY category, family')
     .all() as { category: string; family: number; n: number }[];
@@ -241,39 +262,90 @@ async function readTables(db: Database.Database): Promise<Record<RangeCategory, 
   const setsRow = db.prepare('SELECT count, offsets, labels FROM label_sets WHERE category = ?');
   const tables = {} as Record<RangeCategory, RangeTable>;
   for (const category of RANGE_CATEGORIES) {
-    const v4 = total(category, 4);
-    const v6 = total(category, 6);
-    const table: RangeTable = {
-      v4Starts: new Uint32Array(v4),
-      v4Ends: new Uint32Array(v4),
-      v4Sets: new Uint32Array(v4),
-      v6Starts: new Uint32Array(v6 * 4),
-      v6Ends: new Uint32Array(v6 * 4),
-      v6Sets: new Uint32Array(v6),
-      ...readLabelSets(
-        setsRow.get(category) as { count: number; offsets: Buffer; labels: Buffer } | undefined,
-      ),
-    };
-    let at4 = 0;
-    let at6 = 0;
+    await budget.yield();
+    const sets = readLabelSets(
+      setsRow.get(category) as { count: number; offsets: Buffer; labels: Buffer } | undefined,
+    );
+    const v4 = new FamilyLoader(total(category, 4), 1, sets.setOffsets.length - 1);
+    const v6 = new FamilyLoader(total(category, 6), 4, sets.setOffsets.length - 1);
+    // Iterating keeps one row in memory at a time; awaiting between rows keeps each step short.
     for (const row of blocks.iterate(category) as IterableIterator<BlockRow>) {
-      if (row.family === 4) {
-        copyInto(table.v4Starts, at4, row.starts);
-        copyInto(table.v4Ends, at4, row.ends);
-        copyInto(table.v4Sets, at4, row.sets);
-        at4 += row.count;
-      } else {
-        copyInto(table.v6Starts, at6 * 4, row.starts);
-        copyInto(table.v6Ends, at6 * 4, row.ends);
-        copyInto(table.v6Sets, at6, row.sets);
-        at6 += row.count;
-      }
-      await nextTurn();
+      await (row.family === 4 ? v4 : v6).add(row, budget);
+      await budget.yield();
     }
-    checkSetIndexes(table);
-    tables[category] = table;
+    tables[category] = {
+      v4Starts: v4.starts,
+      v4Ends: v4.ends,
+      v4Sets: v4.sets,
+      v4Index: v4.finish(),
+      v6Starts: v6.starts,
+      v6Ends: v6.ends,
+      v6Sets: v6.sets,
+      v6Index: v6.finish(),
+      ...sets,
+    };
   }
   return tables;
+}
+
+/** Ranges checked between two looks at the turn budget. */
+const CHECK_SLICE = 2048;
+
+/** Receives the blocks of one category and family in order and checks them as they come. */
+class FamilyLoader {
+  readonly starts: Uint32Array;
+  readonly ends: Uint32Array;
+  readonly sets: Uint32Array;
+  private readonly index: BucketIndexBuilder;
+  private count = 0;
+
+  constructor(
+    private readonly total: number,
+    private readonly words: 1 | 4,
+    private readonly setCount: number,
+  ) {
+    this.starts = new Uint32Array(total * words);
+    this.ends = new Uint32Array(total * words);
+    this.sets = new Uint32Array(total);
+    this.index = new BucketIndexBuilder(words);
+  }
+
+  async add(row: BlockRow, budget: TurnBudget): Promise<void> {
+    const from = this.count;
+    if (from + row.count > this.total)
+      throw new Error('range blocks hold more ranges than counted');
+    const bytes = row.count * this.words * 4;
+    if (
+      row.starts.length !== bytes ||
+      row.ends.length !== bytes ||
+      row.sets.length !== row.count * 4
+    ) {
+      throw new Error('a range block does not have the length its row announces');
+    }
+    copyInto(this.starts, from * this.words, row.starts);
+    copyInto(this.ends, from * this.words, row.ends);
+    copyInto(this.sets, from, row.sets);
+    this.count += row.count;
+    for (let at = from; at < this.count; at += CHECK_SLICE) {
+      this.check(at, Math.min(at + CHECK_SLICE, this.count));
+      await budget.pause();
+    }
+  }
+
+  /** Validates and indexes ranges [from, to). */
+  private check(from: number, to: number): void {
+    // A set index out of bounds would make the evaluator read garbage: refuse such a file.
+    for (let i = from; i < to; i++) {
+      if ((this.sets[i] as number) >= this.setCount) {
+        throw new Error('a range refers to a label set that does not exist');
+      }
+    }
+    this.index.add(this.starts, from, to);
+  }
+
+  finish(): Uint32Array {
+    return this.index.finish(this.count);
+  }
 }
 
 function readLabelSets(
@@ -284,21 +356,10 @@ function readLabelSets(
   const setLabels = new Uint32Array(row.labels.length / 4);
   copyInto(setOffsets, 0, row.offsets);
   copyInto(setLabels, 0, row.labels);
-  return { setOffsets, setLabels };
-}
-
-/** A set index out of bounds would make the evaluator read garbage: refuse such a file. */
-function checkSetIndexes(table: RangeTable): void {
-  const count = table.setOffsets.length - 1;
-  for (const sets of [table.v4Sets, table.v6Sets]) {
-    for (let i = 0; i < sets.length; i++) {
-      if ((sets[i] as number) >= count)
-        throw new Error('a range refers to a label set that does not exist');
-    }
-  }
-  if ((table.setOffsets[count] as number) !== table.setLabels.length) {
+  if ((setOffsets[row.count] as number) !== setLabels.length) {
     throw new Error('label set offsets do not match the stored labels');
   }
+  return { setOffsets, setLabels };
 }
 
 function makeSnapshot(
