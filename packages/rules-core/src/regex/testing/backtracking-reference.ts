@@ -4,8 +4,9 @@
  * loop written straight from SUBSTITUTION-SPEC points 7-11. It shares nothing with the engine
  * except the parser, is exponential on bad patterns, and must only see short inputs.
  *
- * Empty iterations of an unbounded loop stop the loop (as in Perl, and as the NFA's closure
- * does), so `(a|)*` terminates.
+ * An empty iteration of an unbounded loop (`*`, `+`, `{n,}`) past its minimum is refused, as
+ * the NFA's closure refuses to revisit a state, so `(a|)*` terminates; bounded repetition allows
+ * empty iterations, as Perl does (`((a)*|a){1,2}` on "a" leaves `$1` empty).
  */
 
 import type { MatchKind } from '../lazy-dfa/lazy-dfa.js';
@@ -81,7 +82,7 @@ class Matcher {
           const more = () =>
             count < max &&
             this.run(body, p, c, (q, d) =>
-              q === p && count >= min ? false : rep(count + 1, q, d),
+              q === p && count >= min && max === Infinity ? false : rep(count + 1, q, d),
             );
           const stop = () => count >= min && k(p, c);
           return greedy ? more() || stop() : stop() || more();
@@ -178,4 +179,48 @@ function expand(template: string, input: Uint8Array, m: RefMatch): Buffer {
     }
   }
   return Buffer.concat(parts);
+}
+
+/** Whether `node` can match the empty string (assertions count as empty). */
+export function isNullable(node: Node): boolean {
+  switch (node.type) {
+    case 'empty':
+    case 'look':
+      return true;
+    case 'bytes':
+      return false;
+    case 'group':
+      return isNullable(node.body);
+    case 'concat':
+      return node.items.every(isNullable);
+    case 'alt':
+      return node.items.some(isNullable);
+    case 'repeat':
+      return node.min === 0 || isNullable(node.body);
+  }
+}
+
+/**
+ * Whether an unbounded repetition (`*`, `+`, `{n,}`) has a body that can match empty. Only
+ * there do thread-list simulations (this engine, sregex, RE2) and backtrackers (Perl, the
+ * reference above) disagree on priorities, e.g. `(?:.*?)*` on "ab": the simulations stop after
+ * "a", Perl matches "", the reference matches "ab".
+ */
+export function hasNullableLoop(node: Node): boolean {
+  switch (node.type) {
+    case 'group':
+      return hasNullableLoop(node.body);
+    case 'concat':
+    case 'alt':
+      return node.items.some(hasNullableLoop);
+    case 'repeat':
+      return (node.max === Infinity && isNullable(node.body)) || hasNullableLoop(node.body);
+    default:
+      return false;
+  }
+}
+
+/** The AST of a rule as the engine parses it. */
+export function ruleAst(rule: ReferenceRule): Node {
+  return parsePattern(rule.pattern, { caseInsensitive: (rule.flags ?? '').includes('i') }).ast;
 }

@@ -1,0 +1,60 @@
+/**
+ * Property tests: for random rule sets of the supported syntax and random bodies,
+ * 1. the output does not depend on the chunking (any cut points, and 1-byte chunks);
+ * 2. the single-chunk output equals the independent backtracking reference (both match kinds),
+ *    for patterns without nullable unbounded loops (see `hasNullableLoop`).
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { body, cuts, ruleSet } from '../regex/testing/arbitraries.js';
+import {
+  hasNullableLoop,
+  referenceSubstitute,
+  ruleAst,
+} from '../regex/testing/backtracking-reference.js';
+import { runChunks } from '../regex/testing/run-substitution.js';
+
+const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
+const unlimited = { maxBufferedBytes: Number.POSITIVE_INFINITY };
+
+describe('substitution properties', () => {
+  it('streamed output equals single-chunk output for every chunking', () => {
+    fc.assert(
+      fc.property(
+        ruleSet,
+        body.chain((b) => fc.tuple(fc.constant(b), cuts(b.length))),
+        (rules, [input, points]) => {
+          const whole = hex(runChunks(rules, input, 'whole', unlimited).output);
+          expect(hex(runChunks(rules, input, points, unlimited).output)).toBe(whole);
+          expect(hex(runChunks(rules, input, 'bytes', unlimited).output)).toBe(whole);
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+
+  it.each(['leftmost-first', 'leftmost-longest'] as const)(
+    'single-chunk output equals the backtracking reference (%s)',
+    (matchKind) => {
+      fc.assert(
+        fc.property(ruleSet, body, (rules, input) => {
+          // Nullable loops are where simulations and backtrackers legitimately disagree.
+          fc.pre(!rules.some((r) => hasNullableLoop(ruleAst(r))));
+          const out = runChunks(rules, input, 'whole', { ...unlimited, matchKind }).output;
+          expect(hex(out)).toBe(hex(referenceSubstitute(rules, input, matchKind)));
+        }),
+        { numRuns: 400 },
+      );
+    },
+  );
+
+  it('a small DFA cache (cleared constantly) changes nothing', () => {
+    fc.assert(
+      fc.property(ruleSet, body, (rules, input) => {
+        const small = runChunks(rules, input, 'bytes', { ...unlimited, cacheBytes: 1 }).output;
+        expect(hex(small)).toBe(hex(runChunks(rules, input, 'whole', unlimited).output));
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
