@@ -111,10 +111,8 @@ function fieldValue(c: Condition, r: RequestView): string | undefined {
       return r.host();
     case Field.Method:
       return lower ? r.method().toLowerCase() : r.method();
-    case Field.Header: {
-      const value = r.header(c.name);
-      return lower ? value?.toLowerCase() : value;
-    }
+    case Field.Header:
+      return lower ? r.headerLowerCase(c.name) : r.header(c.name);
     default:
       return undefined;
   }

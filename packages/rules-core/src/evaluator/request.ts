@@ -25,6 +25,7 @@ export interface RequestInfo {
 
 /** Percent-decodes once (invalid escapes stay as written), then resolves `.`/`..` and `//`. */
 export function normalizePath(path: string): string {
+  if (isPlainPath(path)) return path; // the common case, in one scan and no allocation
   let decoded = path;
   if (path.includes('%')) decoded = decodePercent(path);
   if (!decoded.includes('//') && !decoded.includes('/.')) return decoded;
@@ -37,6 +38,24 @@ export function normalizePath(path: string): string {
   }
   const prefix = decoded.startsWith('/') ? '/' : '';
   return prefix + out.join('/');
+}
+
+const PERCENT = 37;
+const SLASH = 47;
+const DOT = 46;
+const PLUS = 43;
+
+/** True when a path has no escape, no `//` and no `/.`, so normalising would not change it. */
+function isPlainPath(path: string): boolean {
+  for (let i = 0; i < path.length; i++) {
+    const c = path.charCodeAt(i);
+    if (c === PERCENT) return false;
+    if (c === SLASH) {
+      const next = path.charCodeAt(i + 1);
+      if (next === SLASH || next === DOT) return false;
+    }
+  }
+  return true;
 }
 
 function decodePercent(text: string): string {
@@ -58,18 +77,19 @@ export function decodeQuery(text: string): string {
 }
 
 /**
- * The decoded values of parameter `name` in a raw query string, in order. A hand-written scan:
- * `URLSearchParams` would allocate a parameter list per request even when one name is wanted.
+ * The decoded values of parameter `name` in a raw query string, in order. A hand-written scan
+ * that compares keys in place: `URLSearchParams` (or slicing every key) would allocate per
+ * parameter on every request, although rules want one name.
  */
 export function queryValues(query: string, name: string): string[] {
   const values: string[] = [];
   let from = 0;
-  while (from <= query.length) {
+  while (from < query.length) {
     let end = query.indexOf('&', from);
     if (end === -1) end = query.length;
-    const eq = query.indexOf('=', from);
-    const keyEnd = eq === -1 || eq > end ? end : eq;
-    if (decodeQuery(query.slice(from, keyEnd)) === name) {
+    let keyEnd = query.indexOf('=', from);
+    if (keyEnd === -1 || keyEnd > end) keyEnd = end;
+    if (keyMatches(query, from, keyEnd, name)) {
       values.push(keyEnd === end ? '' : decodeQuery(query.slice(keyEnd + 1, end)));
     }
     from = end + 1;
@@ -77,8 +97,24 @@ export function queryValues(query: string, name: string): string[] {
   return values;
 }
 
+function keyMatches(query: string, from: number, to: number, name: string): boolean {
+  if (to - from === name.length && query.startsWith(name, from)) return true;
+  // Only an encoded key (`%72edirect`, `a+b`) can still be equal once decoded.
+  for (let i = from; i < to; i++) {
+    const c = query.charCodeAt(i);
+    if (c === PERCENT || c === PLUS) return decodeQuery(query.slice(from, to)) === name;
+  }
+  return false;
+}
+
 /** Strips a port and lower-cases: `Example.COM:8080` -> `example.com`, `[::1]:80` -> `[::1]`. */
 export function normalizeHost(host: string): string {
+  let plain = true; // no port, no upper case: return it as it is
+  for (let i = 0; i < host.length && plain; i++) {
+    const c = host.charCodeAt(i);
+    plain = c !== 58 && (c < 65 || c > 90);
+  }
+  if (plain) return host;
   let h = host;
   if (h.startsWith('[')) {
     const close = h.indexOf(']');
@@ -99,6 +135,7 @@ export class RequestView {
   private uaLower: string | undefined;
   private hostValue: string | undefined;
   private methodValue: string | undefined;
+  private headersLower: Map<string, string> | undefined;
 
   constructor(readonly request: RequestInfo) {}
 
@@ -144,5 +181,16 @@ export class RequestView {
 
   header(name: string): string | undefined {
     return this.request.headers[name];
+  }
+
+  /** A header's value in lower case, computed once per request and name. */
+  headerLowerCase(name: string): string | undefined {
+    if (this.headersLower === undefined) this.headersLower = new Map();
+    let value = this.headersLower.get(name);
+    if (value === undefined) {
+      value = this.request.headers[name]?.toLowerCase();
+      if (value !== undefined) this.headersLower.set(name, value);
+    }
+    return value;
   }
 }
