@@ -22,7 +22,7 @@
  */
 
 import type { DfaState } from '../regex/lazy-dfa/lazy-dfa.js';
-import { ACTION_NONE, ACTION_PUSH, FINAL, HAS_MATCH } from '../regex/lazy-dfa/lazy-dfa.js';
+import { ACTION_NONE, ACTION_PUSH, FINAL, HAS_MATCH, SLOW } from '../regex/lazy-dfa/lazy-dfa.js';
 import { END_OF_INPUT } from '../regex/nfa/look.js';
 import type { CompiledRuleSet } from './rule-set.js';
 
@@ -248,12 +248,20 @@ export class Substituter {
       const stop = Math.min(this.bufEnd, this.deadline) - base;
       let i = this.scanPos - base;
       let s = this.state;
+      let matchTarget = -1;
+      let matchAt = 0;
       while (i < stop) {
         const t = trans[s + (classes[buf[i] as number] as number)] as number;
-        if ((t & 1) !== 0) break;
-        s = t >> 1;
+        if ((t & 3) !== 0) {
+          if ((t & SLOW) !== 0) break;
+          // A match that moves no register: only the last one seen matters.
+          matchTarget = t >> 2;
+          matchAt = i;
+        }
+        s = t >> 2;
         i++;
       }
+      if (matchTarget >= 0) this.recordMatch(matchTarget, matchAt + base);
       this.state = s;
       this.scanPos = i + base;
       if (this.scanPos >= this.bufEnd) break;
@@ -274,15 +282,10 @@ export class Substituter {
     } else {
       action = dfa.acts[this.state + cls] as number;
     }
-    const target = t >> 1;
+    const target = t >> 2;
     const p = this.scanPos;
-    const flags = dfa.flags[target / dfa.stride] as number;
-    if ((flags & HAS_MATCH) !== 0) {
-      const reg = dfa.matchRegAt(target);
-      this.mRule = dfa.matchRuleAt(target);
-      this.mStart = reg >= 0 ? (this.regs[reg] as number) : p;
-      this.mEnd = p;
-    }
+    const flags = dfa.flags[(target / dfa.stride) | 0] as number;
+    if ((flags & HAS_MATCH) !== 0) this.recordMatch(target, p);
     if (action === ACTION_PUSH) {
       this.regs[dfa.olderGroupsAt(target) - 1] = p;
     } else if (action !== ACTION_NONE) {
@@ -296,6 +299,15 @@ export class Substituter {
     this.scanPos = p + 1;
     if ((flags & FINAL) !== 0) this.finalize();
     this.checkLimit();
+  }
+
+  /** The state at `target`, entered on the byte at `p`, reports a match ending at `p`. */
+  private recordMatch(target: number, p: number): void {
+    const dfa = this.set.dfa;
+    const reg = dfa.matchRegAt(target);
+    this.mRule = dfa.matchRuleAt(target);
+    this.mStart = reg >= 0 ? (this.regs[reg] as number) : p;
+    this.mEnd = p;
   }
 
   /** Earliest byte that may still belong to a match (bufEnd when none). */

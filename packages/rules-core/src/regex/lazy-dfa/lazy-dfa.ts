@@ -65,6 +65,10 @@ export const HAS_MATCH = 1;
 /** State flag: no thread is alive and no match can start: the pending match is final. */
 export const FINAL = 2;
 
+/** Transition bits (see {@link LazyDfa.trans}). */
+export const SLOW = 1;
+export const MATCH_ONLY = 2;
+
 /** Transition action codes (see {@link LazyDfa.actions}). */
 export const ACTION_NONE = 0;
 /** The fresh group survived and becomes register `olderGroups - 1` with start p. */
@@ -84,14 +88,19 @@ export class LazyDfa {
   private readonly maxStates: number;
 
   /**
-   * `trans[stateOffset + class]`: -1 when not built yet, else `targetOffset * 2 + slow`, where
-   * `slow` is 1 when the transition needs the slow path (match, final, or register action).
-   * A state offset is `id * stride`.
+   * `trans[stateOffset + class]`: -1 when not built yet, else `targetOffset * 4 + bits`, where
+   * bit {@link SLOW} means the transition needs the slow path (register action or final state)
+   * and bit {@link MATCH_ONLY} means it only reports a match (the registers do not move, so a
+   * scanning loop may just remember the last such transition). A state offset is `id * stride`.
    */
   trans: Int32Array;
   /** Register action of each transition: ACTION_NONE, ACTION_PUSH, or an index into actions. */
   acts: Int32Array;
   flags: Uint8Array;
+  /** Per state id: matchRule, matchReg and olderGroups of the state (see DfaState). */
+  ruleOf: Int32Array;
+  regOf: Int32Array;
+  olderOf: Int32Array;
   private states: DfaState[] = [];
   private readonly byKey = new Map<string, number>();
   private startOffsets: Int32Array;
@@ -129,6 +138,9 @@ export class LazyDfa {
     this.trans = new Int32Array(initial * this.stride).fill(UNBUILT);
     this.acts = new Int32Array(initial * this.stride);
     this.flags = new Uint8Array(initial);
+    this.ruleOf = new Int32Array(initial);
+    this.regOf = new Int32Array(initial);
+    this.olderOf = new Int32Array(initial);
     this.eoiRule = new Int32Array(initial).fill(-2);
     this.eoiReg = new Int32Array(initial);
     this.startOffsets = new Int32Array(8).fill(-1);
@@ -171,21 +183,24 @@ export class LazyDfa {
     if (state.matchRule >= 0) flags |= HAS_MATCH;
     if (state.groupEnds.length === 0) flags |= FINAL;
     this.flags[id] = flags;
+    this.ruleOf[id] = state.matchRule;
+    this.regOf[id] = state.matchReg;
+    this.olderOf[id] = state.olderGroups;
     this.eoiRule[id] = -2;
     return id * this.stride;
   }
 
   /** Rule whose match a state entered from offset reports, or -1. */
   matchRuleAt(offset: number): number {
-    return (this.states[offset / this.stride] as DfaState).matchRule;
+    return this.ruleOf[(offset / this.stride) | 0] as number;
   }
 
   matchRegAt(offset: number): number {
-    return (this.states[offset / this.stride] as DfaState).matchReg;
+    return this.regOf[(offset / this.stride) | 0] as number;
   }
 
   olderGroupsAt(offset: number): number {
-    return (this.states[offset / this.stride] as DfaState).olderGroups;
+    return this.olderOf[(offset / this.stride) | 0] as number;
   }
 
   /**
@@ -203,8 +218,9 @@ export class LazyDfa {
       from = this.intern(source);
       target = this.intern(state);
     }
-    const slow = action !== ACTION_NONE || (this.flags[target / this.stride] as number) !== 0;
-    const value = target * 2 + (slow ? 1 : 0);
+    const flags = this.flags[target / this.stride] as number;
+    const slow = action !== ACTION_NONE || (flags & FINAL) !== 0;
+    const value = target * 4 + (slow ? SLOW : (flags & HAS_MATCH) !== 0 ? MATCH_ONLY : 0);
     this.trans[from + cls] = value;
     this.acts[from + cls] = action;
     this.lastAction = action;
@@ -251,6 +267,9 @@ export class LazyDfa {
     const flags = new Uint8Array(size);
     flags.set(this.flags);
     this.flags = flags;
+    this.ruleOf = grow(this.ruleOf, size);
+    this.regOf = grow(this.regOf, size);
+    this.olderOf = grow(this.olderOf, size);
     const eoiRule = new Int32Array(size).fill(-2);
     eoiRule.set(this.eoiRule);
     this.eoiRule = eoiRule;
@@ -382,6 +401,12 @@ export class LazyDfa {
     }
     return id;
   }
+}
+
+function grow(array: Int32Array, size: number): Int32Array {
+  const out = new Int32Array(size);
+  out.set(array);
+  return out;
 }
 
 function makeState(

@@ -1,0 +1,49 @@
+/**
+ * Linear time, proved by measurement: pathological patterns (exponential for backtrackers) on
+ * 1 MiB bodies take a small constant factor of a trivial pattern on the same body, and doubling
+ * the body roughly doubles the time. The buffer limit is lifted so that every byte is scanned
+ * with the partial match alive (no early give-up).
+ */
+import { performance } from 'node:perf_hooks';
+import { describe, expect, it } from 'vitest';
+import { compileRuleSet } from './rule-set.js';
+import { Substituter } from './substituter.js';
+
+const MiB = 1 << 20;
+
+function timeRun(pattern: string, body: Buffer): number {
+  const best: number[] = [];
+  for (let run = 0; run < 3; run++) {
+    const set = compileRuleSet([{ pattern, replacement: 'X', flags: 'g' }]);
+    const s = new Substituter(set, { maxBufferedBytes: Number.POSITIVE_INFINITY });
+    const t0 = performance.now();
+    for (let i = 0; i < body.length; i += 64 * 1024) s.feed(body.subarray(i, i + 64 * 1024));
+    s.end();
+    best.push(performance.now() - t0);
+  }
+  return Math.min(...best);
+}
+
+describe('linear time on pathological patterns', () => {
+  const cases: Array<[string, string]> = [
+    ['(a+)+b', 'a'],
+    ['(a|aa)*c', 'a'],
+    ['(.*a){20}', 'a'],
+    ['(x+x+)+y', 'x'],
+  ];
+  it.each(cases)('%s on 1 MiB of %s', (pattern, fill) => {
+    const body = Buffer.alloc(MiB, fill);
+    const trivial = Math.max(timeRun('z', body), 2);
+    const pathological = timeRun(pattern, body);
+    expect(pathological).toBeLessThan(trivial * 25);
+    const doubled = timeRun(pattern, Buffer.alloc(2 * MiB, fill));
+    expect(doubled).toBeLessThan(pathological * 3 + 5);
+  });
+
+  it('(.*a){20} on a mixed body whose matches end far apart', () => {
+    const body = Buffer.alloc(MiB);
+    for (let i = 0; i < MiB; i++) body[i] = i % 7 === 0 ? 0x61 : 0x62;
+    const trivial = Math.max(timeRun('z', body), 2);
+    expect(timeRun('(.*a){20}', body)).toBeLessThan(trivial * 25);
+  });
+});
