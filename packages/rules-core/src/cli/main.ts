@@ -7,6 +7,7 @@ import { CliError, type CliIo, EXIT, usageError } from './cli-error.js';
 import { evaluateCommand } from './evaluate-command.js';
 import { snapshotBuildCommand } from './snapshot-build-command.js';
 import { snapshotInspectCommand } from './snapshot-inspect-command.js';
+import { substituteCommand } from './substitute-command.js';
 
 export const USAGE = `usage:
   rampart snapshot build --rules RULES.json [--country CSV]... [--asn CSV]... [--reputation LIST]...
@@ -14,6 +15,8 @@ export const USAGE = `usage:
   rampart snapshot inspect FILE
   rampart evaluate --snapshot FILE --ip IP [--method M] [--host H] [--path P] [--query Q]
                    [--ua UA] [--header name=value]...
+  rampart substitute --rules RULES.json [--match-kind leftmost-first|leftmost-longest]
+                     [--max-buffered N] [--chunk-size N] < body > result
 `;
 
 export async function main(argv: readonly string[], io: CliIo): Promise<number> {
@@ -24,6 +27,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     else if (command === 'snapshot' && rest[0] === 'inspect')
       await snapshotInspectCommand(rest.slice(1), io);
     else if (command === 'evaluate') await evaluateCommand(rest, io);
+    else if (command === 'substitute') await substituteCommand(rest, io);
     else if (command === undefined || command === '--help' || command === 'help') {
       io.stdout.write(USAGE);
       return command === undefined ? EXIT.usage : EXIT.ok;

@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: "${1}" is replacement-template syntax here, not JS
 /**
  * SUBSTITUTION-SPEC, point by point. Every expectation is checked with the whole body in one
  * chunk, with 1-byte chunks and with every two-chunk split (`expectAllChunkings`).

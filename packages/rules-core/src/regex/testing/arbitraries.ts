@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: "${1}" is replacement-template syntax here, not JS
 /**
  * fast-check arbitraries for the substitution property tests: patterns drawn from the
  * supported dialect over a tiny alphabet (so that matches, overlaps and near-misses are common),
