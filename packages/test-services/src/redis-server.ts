@@ -7,27 +7,51 @@
  * the port in between, redis-server exits and the error says so. Readiness is a real `PING`
  * answered with `+PONG`, polled for a bounded time, never a sleep.
  *
+ * Outages: `pause()` shuts the server process down for real (`SHUTDOWN NOSAVE`, SIGKILL if it
+ * lingers), so clients see closed connections and `ECONNREFUSED`, exactly as when Redis dies;
+ * `resume()` starts a new redis-server on the same port and directory and waits for its PONG.
+ * Nothing is persisted, so the resumed server starts empty, like a restarted Redis without
+ * persistence. (SIGSTOP/SIGCONT was not chosen: a stopped process keeps the port open and
+ * connections hang instead of failing, which is a different failure mode.)
+ *
  * Usage: `const redis = await startRedisServer(); try { ... redis.url ... } finally { await
  * redis.stop(); }`.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createConnection, createServer } from 'node:net';
+import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { delay, findFreePort } from './free-port.js';
+
+/** Kept here for existing importers; it lives in free-port.ts. */
+export { findFreePort };
 
 export interface RedisServerHandle {
   /** `redis://127.0.0.1:<port>` */
   readonly url: string;
   readonly port: number;
-  /** Shuts the server down without saving, kills it if it does not exit, removes its directory. */
+  /**
+   * Simulates "Redis is down": shuts the process down (no save) and waits until it has exited,
+   * so the port refuses connections. No-op when already paused or stopped.
+   */
+  pause(): Promise<void>;
+  /**
+   * Simulates "Redis is back": starts a fresh, empty redis-server on the same port and resolves
+   * once it answers PING. No-op when running; rejects after `stop()`.
+   */
+  resume(): Promise<void>;
+  /**
+   * Shuts the server down without saving, kills it if it does not exit, removes its directory.
+   * Idempotent: later calls return the same promise.
+   */
   stop(): Promise<void>;
 }
 
 export interface RedisServerOptions {
   /** The executable; default `$REDIS_SERVER_BIN` or `redis-server` on the PATH. */
   readonly binary?: string;
-  /** How long to wait for the first PONG; default 10 s. */
+  /** How long to wait for the first PONG (also after `resume()`); default 10 s. */
   readonly readyTimeoutMs?: number;
   /** Extra `--name value` arguments, e.g. `['--maxmemory', '1gb']`. */
   readonly extraArgs?: readonly string[];
@@ -40,44 +64,76 @@ export async function startRedisServer(
   options: RedisServerOptions = {},
 ): Promise<RedisServerHandle> {
   const binary = options.binary ?? process.env.REDIS_SERVER_BIN ?? 'redis-server';
+  const readyTimeoutMs = options.readyTimeoutMs ?? 10_000;
+  const extra = options.extraArgs ?? [];
   const port = await findFreePort();
   const dir = await mkdtemp(join(tmpdir(), 'rampart-redis-'));
-  const child = spawnServer(binary, port, dir, options.extraArgs ?? []);
-  const exited = watchExit(child, binary, port);
-  // Mark as handled now: after a successful start, an exit is expected (stop) or surfaces in the
-  // client; before it, the race below still sees the rejection.
-  exited.catch(() => {});
-  const kill = () => child.kill('SIGKILL');
-  process.once('exit', kill);
+
+  let child: ChildProcess | undefined;
+  const killOnExit = () => child?.kill('SIGKILL');
+  process.on('exit', killOnExit);
+
+  /** Spawns redis-server and waits for its PONG; on failure the process is killed. */
+  const launch = async (): Promise<void> => {
+    const spawned = spawnServer(binary, port, dir, extra);
+    child = spawned;
+    const exited = watchExit(spawned, binary, port);
+    // Mark as handled now: after a successful start, an exit is expected (pause/stop) or surfaces
+    // in the client; before it, the race below still sees the rejection.
+    exited.catch(() => {});
+    const probe = new AbortController();
+    try {
+      await Promise.race([waitForPong(port, readyTimeoutMs, probe.signal), exited]);
+    } catch (error) {
+      await terminate(spawned, port, 0);
+      throw error;
+    } finally {
+      probe.abort(); // Ends the PING loop when the exit won the race.
+    }
+  };
+
+  // pause/resume/stop run one at a time, in call order.
+  let queue: Promise<unknown> = Promise.resolve();
+  const serialize = <T>(step: () => Promise<T>): Promise<T> => {
+    const next = queue.then(step, step);
+    queue = next.catch(() => {});
+    return next;
+  };
+  let stopped: Promise<void> | undefined;
+  let paused = false;
+
   try {
-    await Promise.race([waitForPong(port, options.readyTimeoutMs ?? 10_000), exited]);
+    await launch();
   } catch (error) {
-    child.kill('SIGKILL');
-    process.removeListener('exit', kill);
+    process.removeListener('exit', killOnExit);
     await rm(dir, { recursive: true, force: true });
     throw error;
   }
+
   return {
     url: `redis://${HOST}:${port}`,
     port,
-    stop: () => stopServer(child, port, dir).finally(() => process.removeListener('exit', kill)),
+    pause: () =>
+      serialize(async () => {
+        if (stopped || paused || !child) return;
+        paused = true;
+        await terminate(child, port, 3000);
+      }),
+    resume: () =>
+      serialize(async () => {
+        if (stopped) throw new Error(`redis-server on port ${port} was stopped; cannot resume`);
+        if (!paused) return;
+        await launch();
+        paused = false;
+      }),
+    stop: () => {
+      stopped ??= serialize(async () => {
+        if (child) await terminate(child, port, 3000);
+        await rm(dir, { recursive: true, force: true });
+      }).finally(() => process.removeListener('exit', killOnExit));
+      return stopped;
+    },
   };
-}
-
-/** A port the kernel considers free right now. */
-export function findFreePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.once('error', reject);
-    server.listen(0, HOST, () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() =>
-        port > 0 ? resolve(port) : reject(new Error('could not pick a free port')),
-      );
-    });
-  });
 }
 
 function spawnServer(
@@ -161,30 +217,40 @@ function sendCommand(port: number, command: string, timeoutMs: number): Promise<
   });
 }
 
-async function waitForPong(port: number, timeoutMs: number): Promise<void> {
+async function waitForPong(port: number, timeoutMs: number, signal: AbortSignal): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
-  while (Date.now() < deadline) {
+  while (Date.now() < deadline && !signal.aborted) {
     try {
       if ((await sendCommand(port, 'PING', 1000)) === '+PONG') return;
     } catch (error) {
       last = error;
     }
-    await new Promise((resolve) => setTimeout(resolve, 25));
+    await delay(25, signal);
   }
   throw new Error(
     `redis-server on port ${port} did not answer PING within ${timeoutMs} ms (${String(last)})`,
   );
 }
 
-async function stopServer(child: ChildProcess, port: number, dir: string): Promise<void> {
-  if (child.exitCode === null && child.signalCode === null) {
-    const exit = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+/**
+ * Ends the process and resolves once it has exited: `SHUTDOWN NOSAVE` first when `graceMs` > 0,
+ * SIGKILL once the grace period is over.
+ */
+async function terminate(child: ChildProcess, port: number, graceMs: number): Promise<void> {
+  if (hasExited(child)) return;
+  const exit = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // A process that failed to spawn emits 'error' and never 'exit'.
+  if (child.pid === undefined) return;
+  if (graceMs > 0) {
     // SHUTDOWN closes the connection instead of replying; any outcome is fine here.
-    await sendCommand(port, 'SHUTDOWN NOSAVE', 2000).catch(() => {});
-    const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
-    await exit;
-    clearTimeout(timer);
+    void sendCommand(port, 'SHUTDOWN NOSAVE', graceMs).catch(() => {});
   }
-  await rm(dir, { recursive: true, force: true });
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exit;
+  clearTimeout(timer);
+}
+
+function hasExited(child: ChildProcess): boolean {
+  return child.exitCode !== null || child.signalCode !== null;
 }

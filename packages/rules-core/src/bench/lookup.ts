@@ -15,6 +15,7 @@
  * BENCH_SIZES=1000,10000  BENCH_RUNS=1  BENCH_RANGE_LIMIT=50000 (first N entries per file).
  */
 import { performance } from 'node:perf_hooks';
+import { startRedisServer } from '@rampart/test-services/redis-server';
 import { Redis } from 'ioredis';
 import { Evaluator } from '../evaluator/evaluator.js';
 import { parseRuleSet } from '../rules/validate.js';
@@ -48,7 +49,6 @@ import {
   missingBlockedNetworks,
   type References,
 } from './probe-inputs.js';
-import { startRedisServer } from './redis-server.js';
 import { type BenchResults, formatReport, summarize } from './report.js';
 import { runLoadProbes } from './run-load-probe.js';
 import { summarize as summarizeSamples } from './stats.js';
