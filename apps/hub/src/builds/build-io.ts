@@ -1,0 +1,18 @@
+/** The messages between the hub and a snapshot-build worker thread. */
+import type { DatasetKind } from '../database/schema.js';
+
+export interface BuildInput {
+  /** Validated rule JSON, in order. */
+  readonly rules: readonly unknown[];
+  readonly datasets: readonly { kind: DatasetKind; name: string; path: string; sha256: string }[];
+  readonly version: number;
+  readonly outPath: string;
+}
+
+export interface BuildOutput {
+  readonly sha256: string;
+  readonly bytes: number;
+  readonly rangeCount: number;
+}
+
+export type BuildMessage = { ok: true; output: BuildOutput } | { ok: false; error: string };

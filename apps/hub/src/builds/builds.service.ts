@@ -1,0 +1,229 @@
+/**
+ * One snapshot build of one site, from its rules and the datasets to a published version.
+ *
+ * The contract: a new version is visible (in the database, hence to clients) only after its file
+ * is complete and in place under its SHA-256; a failed build leaves the previous version
+ * published and records why. Versions increase by one per successful build of a site.
+ */
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
+import type { DatabaseService } from '../database/database.service.js';
+import type { BuildsTable } from '../database/schema.js';
+import type { DataDir } from '../storage/data-dir.js';
+import type { BuildQueueService } from './build-queue.service.js';
+import type { SnapshotBuilder } from './snapshot-builder.js';
+
+export type BuildOutcome =
+  | { readonly status: 'up-to-date' }
+  | { readonly status: 'succeeded'; readonly version: number; readonly sha256: string }
+  | { readonly status: 'failed'; readonly error: string };
+
+export interface BuildView {
+  readonly id: string;
+  readonly status: BuildsTable['status'];
+  readonly rulesRevision: number;
+  readonly version: number | null;
+  readonly error: string | null;
+  readonly hubInstance: string;
+  readonly startedAt: string;
+  readonly finishedAt: string | null;
+}
+
+@Injectable()
+export class BuildsService {
+  private readonly logger = new Logger(BuildsService.name);
+  readonly hubInstance = `${hostname()}:${process.pid}`;
+
+  constructor(
+    private readonly database: DatabaseService,
+    private readonly dataDir: DataDir,
+    private readonly builder: SnapshotBuilder,
+    private readonly queue: BuildQueueService,
+    @Inject(HUB_CONFIG) private readonly config: HubConfig,
+  ) {}
+
+  /** Builds `siteId` if its rules are ahead of its snapshot. */
+  async build(siteId: string): Promise<BuildOutcome> {
+    const db = this.database.db;
+    const site = await db
+      .selectFrom('sites')
+      .selectAll()
+      .where('id', '=', siteId)
+      .executeTakeFirst();
+    if (!site) return { status: 'up-to-date' }; // deleted meanwhile
+    const revision = Number(site.rules_revision);
+    if (Number(site.built_revision) >= revision) return { status: 'up-to-date' };
+    const buildId = randomUUID();
+    const startedAt = new Date().toISOString();
+    await db
+      .insertInto('builds')
+      .values({
+        id: buildId,
+        site_id: siteId,
+        status: 'running',
+        rules_revision: revision,
+        version: null,
+        error: null,
+        hub_instance: this.hubInstance,
+        started_at: startedAt,
+        finished_at: null,
+      })
+      .execute();
+    const outcome = await this.buildAndPublish(siteId, revision).catch(
+      (error: unknown): BuildOutcome => ({
+        status: 'failed',
+        error: (error as Error).message ?? String(error),
+      }),
+    );
+    await this.record(buildId, siteId, revision, outcome);
+    if (outcome.status === 'succeeded') await this.applyRetention(siteId);
+    // Edits that arrived during the build need another one.
+    const now = await db
+      .selectFrom('sites')
+      .select('rules_revision')
+      .where('id', '=', siteId)
+      .executeTakeFirst();
+    if (now && Number(now.rules_revision) > revision) await this.queue.requestBuild(siteId);
+    return outcome;
+  }
+
+  private async buildAndPublish(siteId: string, revision: number): Promise<BuildOutcome> {
+    const db = this.database.db;
+    const rules = await db
+      .selectFrom('rules')
+      .select('body')
+      .where('site_id', '=', siteId)
+      .orderBy('position')
+      .execute();
+    const parsed = rules.map((r) => JSON.parse(r.body) as { type?: string; lists?: string[] });
+    const wantedLists = new Set(
+      parsed.flatMap((r) => (r.type === 'reputation' ? (r.lists ?? []) : [])),
+    );
+    const datasets = (
+      await db.selectFrom('datasets').selectAll().orderBy('created_at').execute()
+    ).filter((d) => d.kind !== 'reputation' || wantedLists.has(d.name));
+    const latest = await db
+      .selectFrom('snapshots')
+      .select((e) => e.fn.max('version').as('version'))
+      .where('site_id', '=', siteId)
+      .executeTakeFirst();
+    const version = Number(latest?.version ?? 0) + 1;
+    const outPath = this.dataDir.temporaryPath('.sqlite');
+    try {
+      const output = await this.builder.build({
+        rules: parsed,
+        datasets: datasets.map((d) => ({
+          kind: d.kind,
+          name: d.name,
+          sha256: d.sha256,
+          path: this.dataDir.datasetPath(d.sha256),
+        })),
+        version,
+        outPath,
+      });
+      await this.dataDir.publish(outPath, this.dataDir.snapshotPath(output.sha256));
+      await db.transaction().execute(async (tx) => {
+        await tx
+          .insertInto('snapshots')
+          .values({
+            site_id: siteId,
+            version,
+            sha256: output.sha256,
+            bytes: output.bytes,
+            rules_revision: revision,
+            created_at: new Date().toISOString(),
+          })
+          .execute();
+        await tx
+          .updateTable('sites')
+          .set({ built_revision: revision })
+          .where('id', '=', siteId)
+          .where('built_revision', '<', revision)
+          .execute();
+      });
+      this.logger.log(
+        `site ${siteId}: published snapshot version ${version} (${output.bytes} bytes)`,
+      );
+      return { status: 'succeeded', version, sha256: output.sha256 };
+    } finally {
+      await this.dataDir.discard(outPath);
+    }
+  }
+
+  private async record(
+    buildId: string,
+    siteId: string,
+    revision: number,
+    outcome: BuildOutcome,
+  ): Promise<void> {
+    const db = this.database.db;
+    const finishedAt = new Date().toISOString();
+    if (outcome.status === 'failed') {
+      this.logger.warn(`site ${siteId}: build of revision ${revision} failed: ${outcome.error}`);
+      await db
+        .updateTable('sites')
+        .set({ failed_revision: revision })
+        .where('id', '=', siteId)
+        .where('failed_revision', '<', revision)
+        .execute();
+    }
+    await db
+      .updateTable('builds')
+      .set({
+        status: outcome.status === 'succeeded' ? 'succeeded' : 'failed',
+        version: outcome.status === 'succeeded' ? outcome.version : null,
+        error: outcome.status === 'failed' ? outcome.error : null,
+        finished_at: finishedAt,
+      })
+      .where('id', '=', buildId)
+      .execute();
+  }
+
+  /** Keeps the newest `snapshotRetention` versions of the site; removes files nobody references. */
+  private async applyRetention(siteId: string): Promise<void> {
+    const db = this.database.db;
+    const expired = await db
+      .selectFrom('snapshots')
+      .select(['version', 'sha256'])
+      .where('site_id', '=', siteId)
+      .orderBy('version', 'desc')
+      .offset(this.config.snapshotRetention)
+      .limit(1_000_000)
+      .execute();
+    for (const { version, sha256 } of expired) {
+      await db
+        .deleteFrom('snapshots')
+        .where('site_id', '=', siteId)
+        .where('version', '=', version)
+        .execute();
+      const still = await db
+        .selectFrom('snapshots')
+        .select('site_id')
+        .where('sha256', '=', sha256)
+        .executeTakeFirst();
+      if (!still) await this.dataDir.discard(this.dataDir.snapshotPath(sha256));
+    }
+  }
+
+  async list(siteId: string, limit = 50): Promise<BuildView[]> {
+    const rows = await this.database.db
+      .selectFrom('builds')
+      .selectAll()
+      .where('site_id', '=', siteId)
+      .orderBy('started_at', 'desc')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({
+      id: r.id,
+      status: r.status,
+      rulesRevision: Number(r.rules_revision),
+      version: r.version === null ? null : Number(r.version),
+      error: r.error,
+      hubInstance: r.hub_instance,
+      startedAt: r.started_at,
+      finishedAt: r.finished_at,
+    }));
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * Worker-thread entry of a snapshot build: importing a million dataset lines and flattening them
+ * takes seconds of CPU, which must not block the hub's event loop (health checks, API, BullMQ
+ * lock renewals). Receives a {@link BuildInput}, posts a {@link BuildOutput}.
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { parentPort, workerData } from 'node:worker_threads';
+import { importCidrListFile } from '@rampart/rules-core/datasets/cidr-list';
+import type { AsnEntry, CountryEntry, ReputationList } from '@rampart/rules-core/datasets/dataset';
+import {
+  importAsnCsvFile,
+  importCountryCsvFile,
+} from '@rampart/rules-core/datasets/ip-location-db';
+import { parseRuleSet } from '@rampart/rules-core/rules/validate';
+import { writeSnapshot } from '@rampart/rules-core/snapshot/writer';
+import type { BuildInput, BuildOutput } from './build-io.js';
+
+async function build(input: BuildInput): Promise<BuildOutput> {
+  const ruleSet = parseRuleSet({ rules: input.rules });
+  const country: CountryEntry[] = [];
+  const asn: AsnEntry[] = [];
+  const reputation: ReputationList[] = [];
+  const provenance: Record<string, string> = {};
+  for (const d of input.datasets) {
+    provenance[`${d.kind}:${d.name}`] = d.sha256;
+    if (d.kind === 'country')
+      country.push(...(await importCountryCsvFile(d.path, { file: d.name })).entries);
+    if (d.kind === 'asn') asn.push(...(await importAsnCsvFile(d.path, { file: d.name })).entries);
+    if (d.kind === 'reputation') {
+      const { list } = await importCidrListFile(d.path, { file: d.name, name: d.name });
+      reputation.push(list);
+    }
+  }
+  const summary = writeSnapshot(input.outPath, {
+    ruleSet,
+    country,
+    asn,
+    reputation,
+    version: input.version,
+    datasets: provenance,
+  });
+  return {
+    sha256: await sha256File(input.outPath),
+    bytes: summary.bytes,
+    rangeCount: summary.rangeCount,
+  };
+}
+
+function sha256File(path: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const hash = createHash('sha256');
+    createReadStream(path)
+      .on('data', (chunk) => hash.update(chunk))
+      .on('end', () => resolve(hash.digest('hex')))
+      .on('error', reject);
+  });
+}
+
+build(workerData as BuildInput).then(
+  (output) => parentPort?.postMessage({ ok: true, output }),
+  (error: unknown) =>
+    parentPort?.postMessage({ ok: false, error: (error as Error).message ?? String(error) }),
+);

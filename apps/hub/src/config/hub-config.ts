@@ -1,0 +1,147 @@
+/**
+ * The hub's configuration: environment variables, validated once at start.
+ *
+ * `validateEnvironment` is given to `ConfigModule.forRoot({ validate })`, so a bad value stops
+ * the process before it listens, with one message naming every bad variable and why. Secrets
+ * (the admin token, credentials inside DATABASE_URL / REDIS_URL) are never echoed back.
+ */
+import { resolve } from 'node:path';
+import { plainToInstance, Transform } from 'class-transformer';
+import {
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  Min,
+  MinLength,
+  validateSync,
+} from 'class-validator';
+
+const toInt = ({ value }: { value: unknown }) =>
+  typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : value;
+
+/** The environment variables the hub reads, with their rules and defaults. */
+export class HubEnvironment {
+  /** Interface to listen on. Default 127.0.0.1: the hub is exposed deliberately, not by accident. */
+  @IsString()
+  HUB_HOST = '127.0.0.1';
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  HUB_PORT = 4000;
+
+  /** Where the embedded database, snapshots, datasets and uploads live. */
+  @IsString()
+  HUB_DATA_DIR = './data';
+
+  /** `postgres://...` selects PostgreSQL; absent means the embedded SQLite file in the data dir. */
+  @IsOptional()
+  @Matches(/^postgres(ql)?:\/\/.+/, {
+    message: 'DATABASE_URL must be a postgres:// URL (or unset for SQLite)',
+  })
+  DATABASE_URL?: string;
+
+  @Matches(/^rediss?:\/\/.+/, { message: 'REDIS_URL must be a redis:// or rediss:// URL' })
+  REDIS_URL!: string;
+
+  /** Bearer token of the management API; at least 32 characters. */
+  @IsString()
+  @MinLength(32, { message: 'HUB_ADMIN_TOKEN must be at least 32 characters' })
+  HUB_ADMIN_TOKEN!: string;
+
+  /** Largest dataset upload accepted (413 beyond). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1024)
+  HUB_MAX_UPLOAD_BYTES = 256 * 1024 * 1024;
+
+  /** Largest JSON request body accepted (413 beyond). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1024)
+  HUB_MAX_JSON_BYTES = 2 * 1024 * 1024;
+
+  /** Snapshot versions kept per site; older ones are garbage-collected. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  HUB_SNAPSHOT_RETENTION = 5;
+
+  /** A burst of edits within this window makes one build. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(600_000)
+  HUB_BUILD_DEBOUNCE_MS = 1000;
+
+  /** How often sites whose rules changed without a build (Redis was down) are re-enqueued. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  HUB_RECONCILE_INTERVAL_MS = 5000;
+
+  /** Whether X-Forwarded-For from a reverse proxy in front of the hub is believed. */
+  @IsIn(['true', 'false'])
+  HUB_TRUST_PROXY: 'true' | 'false' = 'false';
+
+  @IsIn(['debug', 'log', 'warn', 'error'])
+  HUB_LOG_LEVEL: 'debug' | 'log' | 'warn' | 'error' = 'log';
+}
+
+/** For `ConfigModule.forRoot({ validate })`: throws one Error listing every bad variable. */
+export function validateEnvironment(raw: Record<string, unknown>): HubEnvironment {
+  const env = plainToInstance(HubEnvironment, raw, { exposeDefaultValues: true });
+  const errors = validateSync(env, { skipMissingProperties: false });
+  if (errors.length > 0) {
+    const reasons = errors.flatMap((e) =>
+      Object.values(e.constraints ?? {}).map((message) =>
+        message.startsWith(e.property) ? message : `${e.property}: ${message}`,
+      ),
+    );
+    throw new Error(`invalid hub configuration: ${reasons.join('; ')}`);
+  }
+  return env;
+}
+
+/** The typed configuration the rest of the hub uses. */
+export interface HubConfig {
+  readonly host: string;
+  readonly port: number;
+  readonly dataDir: string;
+  readonly databaseUrl: string | null;
+  readonly redisUrl: string;
+  readonly adminToken: string;
+  readonly maxUploadBytes: number;
+  readonly maxJsonBytes: number;
+  readonly snapshotRetention: number;
+  readonly buildDebounceMs: number;
+  readonly reconcileIntervalMs: number;
+  readonly trustProxy: boolean;
+  readonly logLevel: HubEnvironment['HUB_LOG_LEVEL'];
+}
+
+export function hubConfigFrom(env: HubEnvironment): HubConfig {
+  return {
+    host: env.HUB_HOST,
+    port: env.HUB_PORT,
+    dataDir: resolve(env.HUB_DATA_DIR),
+    databaseUrl: env.DATABASE_URL ?? null,
+    redisUrl: env.REDIS_URL,
+    adminToken: env.HUB_ADMIN_TOKEN,
+    maxUploadBytes: env.HUB_MAX_UPLOAD_BYTES,
+    maxJsonBytes: env.HUB_MAX_JSON_BYTES,
+    snapshotRetention: env.HUB_SNAPSHOT_RETENTION,
+    buildDebounceMs: env.HUB_BUILD_DEBOUNCE_MS,
+    reconcileIntervalMs: env.HUB_RECONCILE_INTERVAL_MS,
+    trustProxy: env.HUB_TRUST_PROXY === 'true',
+    logLevel: env.HUB_LOG_LEVEL,
+  };
+}
+
+/** Injection token of {@link HubConfig}. */
+export const HUB_CONFIG = Symbol('HUB_CONFIG');

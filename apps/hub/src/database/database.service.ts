@@ -1,0 +1,71 @@
+/**
+ * The hub's database: PostgreSQL when DATABASE_URL is a postgres:// URL, otherwise an embedded
+ * SQLite file in the data directory, behind one Kysely instance so every query is written once.
+ * Migrations run before the module finishes initialising, so no request ever sees an old schema.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnModuleDestroy,
+  type OnModuleInit,
+} from '@nestjs/common';
+import SQLite from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Migrator } from 'kysely/migration';
+import pg from 'pg';
+import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
+import { migrationProvider } from './migrations/migration-provider.js';
+import type { HubSchema } from './schema.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+@Injectable()
+export class DatabaseService implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger(DatabaseService.name);
+  readonly db: Kysely<HubSchema>;
+  readonly dialect: Dialect;
+
+  constructor(@Inject(HUB_CONFIG) config: HubConfig) {
+    if (config.databaseUrl) {
+      this.dialect = 'postgres';
+      // int8 (COUNT, SUM) as numbers: every count here fits comfortably in a double.
+      pg.types.setTypeParser(20, (value) => Number(value));
+      this.db = new Kysely<HubSchema>({
+        dialect: new PostgresDialect({
+          pool: new pg.Pool({ connectionString: config.databaseUrl, max: 10 }),
+        }),
+      });
+    } else {
+      this.dialect = 'sqlite';
+      mkdirSync(config.dataDir, { recursive: true });
+      const file = new SQLite(join(config.dataDir, 'hub.sqlite'));
+      file.pragma('journal_mode = WAL');
+      file.pragma('foreign_keys = ON');
+      file.pragma('busy_timeout = 5000');
+      this.db = new Kysely<HubSchema>({ dialect: new SqliteDialect({ database: file }) });
+    }
+  }
+
+  async onModuleInit(): Promise<void> {
+    const migrator = new Migrator({ db: this.db, provider: migrationProvider });
+    const { error, results } = await migrator.migrateToLatest();
+    for (const r of results ?? []) {
+      if (r.status === 'Success') this.logger.log(`applied migration ${r.migrationName}`);
+      if (r.status === 'Error') this.logger.error(`migration ${r.migrationName} failed`);
+    }
+    if (error) throw error instanceof Error ? error : new Error(String(error));
+    this.logger.log(`database ready (${this.dialect})`);
+  }
+
+  /** A trivial round trip, for readiness. */
+  async ping(): Promise<void> {
+    await sql`select 1`.execute(this.db);
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.db.destroy();
+  }
+}

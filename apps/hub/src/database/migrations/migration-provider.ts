@@ -1,0 +1,12 @@
+import type { Migration, MigrationProvider } from 'kysely/migration';
+import { initial } from './001-initial.js';
+
+/** Every migration, by name; names sort in the order they apply. Never rename or edit one. */
+const MIGRATIONS: Record<string, Migration> = {
+  '001-initial': initial,
+};
+
+/** Migrations compiled into the hub (no directory scanning, so the build output is self-contained). */
+export const migrationProvider: MigrationProvider = {
+  getMigrations: async () => MIGRATIONS,
+};

@@ -1,0 +1,97 @@
+/**
+ * The hub's tables as Kysely sees them. Portable across SQLite and PostgreSQL on purpose:
+ * timestamps are ISO 8601 text, identifiers text, JSON text; nothing dialect-specific.
+ */
+import type { Generated } from 'kysely';
+
+export interface SitesTable {
+  id: string;
+  name: string;
+  created_at: string;
+  /** Bumped by every change of the site's rules or of any dataset: what a build must catch up to. */
+  rules_revision: number;
+  /** The revision the newest published snapshot was built from. */
+  built_revision: number;
+  /** The newest revision whose build failed (not retried until the revision moves on). */
+  failed_revision: number;
+}
+
+export interface SiteKeysTable {
+  /** The public part of the key, in its first segment; used to find the row. */
+  id: string;
+  site_id: string;
+  /** SHA-256 of the whole key (keys are 256-bit random, so a fast hash is enough). */
+  secret_hash: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export interface RulesTable {
+  site_id: string;
+  rule_id: string;
+  position: number;
+  /** The validated rule as JSON. */
+  body: string;
+  updated_at: string;
+}
+
+export type DatasetKind = 'country' | 'asn' | 'reputation';
+
+export interface DatasetsTable {
+  id: string;
+  kind: DatasetKind;
+  name: string;
+  sha256: string;
+  bytes: number;
+  entries: number;
+  lines: number;
+  skipped_lines: number;
+  created_at: string;
+}
+
+export interface SnapshotsTable {
+  site_id: string;
+  version: number;
+  sha256: string;
+  bytes: number;
+  rules_revision: number;
+  created_at: string;
+}
+
+export type BuildStatus = 'running' | 'succeeded' | 'failed';
+
+export interface BuildsTable {
+  id: string;
+  site_id: string;
+  status: BuildStatus;
+  rules_revision: number;
+  version: number | null;
+  error: string | null;
+  hub_instance: string;
+  started_at: string;
+  finished_at: string | null;
+}
+
+export interface InstancesTable {
+  site_id: string;
+  instance_id: string;
+  snapshot_version: number | null;
+  user_agent: string | null;
+  last_seen: string;
+}
+
+export interface MigrationsTable {
+  name: string;
+  applied_at: string;
+  id: Generated<number>;
+}
+
+export interface HubSchema {
+  sites: SitesTable;
+  site_keys: SiteKeysTable;
+  rules: RulesTable;
+  datasets: DatasetsTable;
+  snapshots: SnapshotsTable;
+  builds: BuildsTable;
+  instances: InstancesTable;
+}

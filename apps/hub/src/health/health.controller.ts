@@ -1,0 +1,28 @@
+import { Controller, Get } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import { HealthCheck, type HealthCheckService } from '@nestjs/terminus';
+import type { DatabaseHealthIndicator } from './database.health.js';
+import type { RedisHealthIndicator } from './redis.health.js';
+
+/** Liveness (the process answers) and readiness (its database and Redis answer). */
+@ApiTags('health')
+@Controller('health')
+export class HealthController {
+  constructor(
+    private readonly health: HealthCheckService,
+    private readonly database: DatabaseHealthIndicator,
+    private readonly redis: RedisHealthIndicator,
+  ) {}
+
+  @Get('live')
+  @HealthCheck()
+  live() {
+    return this.health.check([]);
+  }
+
+  @Get('ready')
+  @HealthCheck()
+  ready() {
+    return this.health.check([() => this.database.isHealthy(), () => this.redis.isHealthy()]);
+  }
+}

@@ -1,0 +1,50 @@
+/**
+ * Starts the hub: validated configuration, JSON body limits, OpenAPI at /docs, graceful shutdown.
+ */
+import 'reflect-metadata';
+import { Logger, type LogLevel, ValidationPipe } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { AppModule } from './app.module.js';
+import { HUB_CONFIG, type HubConfig } from './config/hub-config.js';
+
+const LEVELS: LogLevel[] = ['error', 'warn', 'log', 'debug'];
+
+async function bootstrap(): Promise<void> {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule, { bufferLogs: true });
+  const config = app.get<HubConfig>(HUB_CONFIG);
+  app.useLogger(LEVELS.slice(0, LEVELS.indexOf(config.logLevel) + 1));
+  app.useBodyParser('json', { limit: config.maxJsonBytes });
+  app.set('trust proxy', config.trustProxy);
+  app.disable('x-powered-by');
+  app.useGlobalPipes(
+    new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }),
+  );
+  app.enableShutdownHooks();
+  const document = SwaggerModule.createDocument(
+    app,
+    new DocumentBuilder()
+      .setTitle('Rampart hub')
+      .setDescription('Sites, rules, datasets, snapshot builds and distribution.')
+      .setVersion('1')
+      .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'HUB_ADMIN_TOKEN' }, 'admin')
+      .addBearerAuth(
+        { type: 'http', scheme: 'bearer', description: 'a site key (rk_...)' },
+        'site-key',
+      )
+      .build(),
+  );
+  SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs/openapi.json' });
+  await app.listen(config.port, config.host);
+  Logger.log(`hub listening on http://${config.host}:${config.port} (OpenAPI at /docs)`, 'Hub');
+}
+
+bootstrap().catch((error: unknown) => {
+  // Configuration errors are already one readable line; anything else keeps its stack.
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(
+    `hub: ${message.startsWith('invalid hub configuration') ? message : ((error as Error).stack ?? message)}\n`,
+  );
+  process.exit(1);
+});

@@ -1,0 +1,148 @@
+import { randomBytes } from 'node:crypto';
+import { ConflictException, Injectable, NotFoundException } from '@nestjs/common';
+import type { Kysely, Transaction } from 'kysely';
+import { issueSiteKey } from '../auth/secrets.js';
+import type { DatabaseService } from '../database/database.service.js';
+import type { HubSchema } from '../database/schema.js';
+import type { IssuedKeyView, KeyView, SiteView } from './sites.dto.js';
+
+type Db = Kysely<HubSchema> | Transaction<HubSchema>;
+
+@Injectable()
+export class SitesService {
+  constructor(private readonly database: DatabaseService) {}
+
+  async create(name: string, id?: string): Promise<{ site: SiteView; credentials: IssuedKeyView }> {
+    const siteId = id ?? `site-${randomBytes(6).toString('hex')}`;
+    const now = new Date().toISOString();
+    return this.database.db.transaction().execute(async (tx) => {
+      const exists = await tx
+        .selectFrom('sites')
+        .select('id')
+        .where('id', '=', siteId)
+        .executeTakeFirst();
+      if (exists) throw new ConflictException(`site "${siteId}" already exists`);
+      await tx
+        .insertInto('sites')
+        .values({
+          id: siteId,
+          name,
+          created_at: now,
+          rules_revision: 0,
+          built_revision: 0,
+          failed_revision: 0,
+        })
+        .execute();
+      const credentials = await this.insertKey(tx, siteId, now);
+      return { site: await this.get(siteId, tx), credentials };
+    });
+  }
+
+  async list(): Promise<SiteView[]> {
+    const rows = await this.siteQuery(this.database.db).orderBy('sites.created_at').execute();
+    return rows.map(toView);
+  }
+
+  /** The site, or 404. */
+  async get(siteId: string, db: Db = this.database.db): Promise<SiteView> {
+    const row = await this.siteQuery(db).where('sites.id', '=', siteId).executeTakeFirst();
+    if (!row) throw new NotFoundException(`site "${siteId}" does not exist`);
+    return toView(row);
+  }
+
+  /** Issues a new key; by default revokes the others in the same transaction. */
+  async rotateKey(siteId: string, revokeExisting: boolean): Promise<IssuedKeyView> {
+    return this.database.db.transaction().execute(async (tx) => {
+      await this.get(siteId, tx);
+      const now = new Date().toISOString();
+      if (revokeExisting) {
+        await tx
+          .updateTable('site_keys')
+          .set({ revoked_at: now })
+          .where('site_id', '=', siteId)
+          .where('revoked_at', 'is', null)
+          .execute();
+      }
+      return this.insertKey(tx, siteId, now);
+    });
+  }
+
+  async listKeys(siteId: string): Promise<KeyView[]> {
+    await this.get(siteId);
+    const rows = await this.database.db
+      .selectFrom('site_keys')
+      .select(['id', 'created_at', 'revoked_at'])
+      .where('site_id', '=', siteId)
+      .orderBy('created_at')
+      .execute();
+    return rows.map((r) => ({ keyId: r.id, createdAt: r.created_at, revokedAt: r.revoked_at }));
+  }
+
+  async revokeKey(siteId: string, keyId: string): Promise<void> {
+    const result = await this.database.db
+      .updateTable('site_keys')
+      .set({ revoked_at: new Date().toISOString() })
+      .where('site_id', '=', siteId)
+      .where('id', '=', keyId)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) === 0) {
+      throw new NotFoundException(`site "${siteId}" has no live key "${keyId}"`);
+    }
+  }
+
+  private async insertKey(tx: Db, siteId: string, now: string): Promise<IssuedKeyView> {
+    const issued = issueSiteKey();
+    await tx
+      .insertInto('site_keys')
+      .values({
+        id: issued.id,
+        site_id: siteId,
+        secret_hash: issued.hash,
+        created_at: now,
+        revoked_at: null,
+      })
+      .execute();
+    return { keyId: issued.id, key: issued.key };
+  }
+
+  private siteQuery(db: Db) {
+    return db
+      .selectFrom('sites')
+      .leftJoin(
+        (eb) =>
+          eb
+            .selectFrom('snapshots')
+            .select(['site_id', (e) => e.fn.max('version').as('current_version')])
+            .groupBy('site_id')
+            .as('latest'),
+        (join) => join.onRef('latest.site_id', '=', 'sites.id'),
+      )
+      .select([
+        'sites.id',
+        'sites.name',
+        'sites.created_at',
+        'sites.rules_revision',
+        'sites.built_revision',
+        'latest.current_version',
+      ]);
+  }
+}
+
+function toView(row: {
+  id: string;
+  name: string;
+  created_at: string;
+  rules_revision: number;
+  built_revision: number;
+  current_version: number | null;
+}): SiteView {
+  return {
+    id: row.id,
+    name: row.name,
+    createdAt: row.created_at,
+    rulesRevision: Number(row.rules_revision),
+    builtRevision: Number(row.built_revision),
+    currentVersion: row.current_version === null ? null : Number(row.current_version),
+  };
+}
