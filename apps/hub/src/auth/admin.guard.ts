@@ -7,7 +7,7 @@ import {
 } from '@nestjs/common';
 import type { Request } from 'express';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
-import type { FailureLimiter } from './failure-limiter.js';
+import { FailureLimiter } from './failure-limiter.js';
 import { bearerToken, secretsEqual } from './secrets.js';
 
 /** Admits requests bearing the admin token (`Authorization: Bearer <HUB_ADMIN_TOKEN>`). */

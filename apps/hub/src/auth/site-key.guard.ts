@@ -6,8 +6,8 @@ import {
   UnauthorizedException,
 } from '@nestjs/common';
 import type { Request } from 'express';
-import type { DatabaseService } from '../database/database.service.js';
-import type { FailureLimiter } from './failure-limiter.js';
+import { DatabaseService } from '../database/database.service.js';
+import { FailureLimiter } from './failure-limiter.js';
 import { bearerToken, digestsEqual, sha256Hex, siteKeyId } from './secrets.js';
 
 /** What a valid site key tells a handler. */

@@ -1,5 +1,5 @@
 /** The messages between the hub and a snapshot-build worker thread. */
-import type { DatasetKind } from '../database/schema.js';
+import { DatasetKind } from '../database/schema.js';
 
 export interface BuildInput {
   /** Validated rule JSON, in order. */

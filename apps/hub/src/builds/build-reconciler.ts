@@ -11,8 +11,8 @@ import {
   type OnModuleDestroy,
 } from '@nestjs/common';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
-import type { DatabaseService } from '../database/database.service.js';
-import type { BuildQueueService } from './build-queue.service.js';
+import { DatabaseService } from '../database/database.service.js';
+import { BuildQueueService } from './build-queue.service.js';
 
 @Injectable()
 export class BuildReconciler implements OnApplicationBootstrap, OnModuleDestroy {

@@ -6,7 +6,7 @@ import {
   type BuildSiteJobData,
   SNAPSHOT_BUILD_QUEUE,
 } from './build-queue.constants.js';
-import type { BuildOutcome, BuildsService } from './builds.service.js';
+import { BuildOutcome, BuildsService } from './builds.service.js';
 
 /**
  * Runs queued snapshot builds. One at a time per hub instance (builds are CPU-bound and run on a

@@ -1,9 +1,9 @@
 import { Controller, Get, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { AdminGuard } from '../auth/admin.guard.js';
-import type { SitesService } from '../sites/sites.service.js';
-import type { BuildQueueService } from './build-queue.service.js';
-import type { BuildsService, BuildView } from './builds.service.js';
+import { SitesService } from '../sites/sites.service.js';
+import { BuildQueueService } from './build-queue.service.js';
+import { BuildsService, BuildView } from './builds.service.js';
 
 @ApiTags('builds')
 @ApiBearerAuth('admin')

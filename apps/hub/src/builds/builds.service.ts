@@ -9,11 +9,11 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
-import type { DatabaseService } from '../database/database.service.js';
-import type { BuildsTable } from '../database/schema.js';
-import type { DataDir } from '../storage/data-dir.js';
-import type { BuildQueueService } from './build-queue.service.js';
-import type { SnapshotBuilder } from './snapshot-builder.js';
+import { DatabaseService } from '../database/database.service.js';
+import { BuildsTable } from '../database/schema.js';
+import { DataDir } from '../storage/data-dir.js';
+import { BuildQueueService } from './build-queue.service.js';
+import { SnapshotBuilder } from './snapshot-builder.js';
 
 export type BuildOutcome =
   | { readonly status: 'up-to-date' }

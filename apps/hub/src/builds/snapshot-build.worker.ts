@@ -14,7 +14,7 @@ import {
 } from '@rampart/rules-core/datasets/ip-location-db';
 import { parseRuleSet } from '@rampart/rules-core/rules/validate';
 import { writeSnapshot } from '@rampart/rules-core/snapshot/writer';
-import type { BuildInput, BuildOutput } from './build-io.js';
+import { BuildInput, BuildOutput } from './build-io.js';
 
 async function build(input: BuildInput): Promise<BuildOutput> {
   const ruleSet = parseRuleSet({ rules: input.rules });

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { runWorker } from '../workers/run-worker.js';
-import type { BuildInput, BuildMessage, BuildOutput } from './build-io.js';
+import { BuildInput, BuildMessage, BuildOutput } from './build-io.js';
 
 /** Runs one snapshot build on a worker thread (see snapshot-build.worker.ts for why). */
 @Injectable()

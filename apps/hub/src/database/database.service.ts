@@ -18,7 +18,7 @@ import { Migrator } from 'kysely/migration';
 import pg from 'pg';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { migrationProvider } from './migrations/migration-provider.js';
-import type { HubSchema } from './schema.js';
+import { HubSchema } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 

@@ -1,5 +1,5 @@
 import type { ImportIssue } from '@rampart/rules-core/datasets/dataset';
-import type { DatasetKind } from '../database/schema.js';
+import { DatasetKind } from '../database/schema.js';
 
 export interface CheckInput {
   readonly kind: DatasetKind;

@@ -10,7 +10,7 @@ import {
   importAsnCsvFile,
   importCountryCsvFile,
 } from '@rampart/rules-core/datasets/ip-location-db';
-import type { CheckInput, CheckMessage } from './dataset-check-io.js';
+import { CheckInput, CheckMessage } from './dataset-check-io.js';
 
 const MAX_REPORTED_ISSUES = 100;
 

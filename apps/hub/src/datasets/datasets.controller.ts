@@ -27,8 +27,8 @@ import {
 import type { Request } from 'express';
 import { AdminGuard } from '../auth/admin.guard.js';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
-import type { DatasetKind } from '../database/schema.js';
-import type { DatasetsService, DatasetView, UploadResult } from './datasets.service.js';
+import { DatasetKind } from '../database/schema.js';
+import { DatasetsService, DatasetView, UploadResult } from './datasets.service.js';
 
 const KINDS: readonly DatasetKind[] = ['country', 'asn', 'reputation'];
 const NAME = /^[a-z0-9][a-z0-9_.-]{0,63}$/;

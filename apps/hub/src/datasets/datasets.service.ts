@@ -15,13 +15,13 @@ import {
   PayloadTooLargeException,
   UnprocessableEntityException,
 } from '@nestjs/common';
-import type { BuildQueueService } from '../builds/build-queue.service.js';
+import { BuildQueueService } from '../builds/build-queue.service.js';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
-import type { DatabaseService } from '../database/database.service.js';
-import type { DatasetKind } from '../database/schema.js';
-import type { DataDir } from '../storage/data-dir.js';
+import { DatabaseService } from '../database/database.service.js';
+import { DatasetKind } from '../database/schema.js';
+import { DataDir } from '../storage/data-dir.js';
 import { runWorker } from '../workers/run-worker.js';
-import type { CheckInput, CheckMessage } from './dataset-check-io.js';
+import { CheckInput, CheckMessage } from './dataset-check-io.js';
 import { streamToFile, UploadTooLargeError } from './upload.js';
 
 export interface DatasetView {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import type { HealthIndicatorService } from '@nestjs/terminus';
-import type { DatabaseService } from '../database/database.service.js';
+import { HealthIndicatorService } from '@nestjs/terminus';
+import { DatabaseService } from '../database/database.service.js';
 import { withTimeout } from '../time/with-timeout.js';
 
 /** Ready only when a trivial query round-trips to the database in time. */

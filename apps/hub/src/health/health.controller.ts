@@ -1,8 +1,8 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import { HealthCheck, type HealthCheckService } from '@nestjs/terminus';
-import type { DatabaseHealthIndicator } from './database.health.js';
-import type { RedisHealthIndicator } from './redis.health.js';
+import { HealthCheck, HealthCheckService } from '@nestjs/terminus';
+import { DatabaseHealthIndicator } from './database.health.js';
+import { RedisHealthIndicator } from './redis.health.js';
 
 /** Liveness (the process answers) and readiness (its database and Redis answer). */
 @ApiTags('health')

@@ -1,5 +1,5 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
-import type { HealthIndicatorService } from '@nestjs/terminus';
+import { HealthIndicatorService } from '@nestjs/terminus';
 import { Redis } from 'ioredis';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { withTimeout } from '../time/with-timeout.js';

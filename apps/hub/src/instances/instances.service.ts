@@ -4,7 +4,7 @@
  * not turn into a write per poll, but a version change is recorded at once.
  */
 import { Injectable } from '@nestjs/common';
-import type { DatabaseService } from '../database/database.service.js';
+import { DatabaseService } from '../database/database.service.js';
 
 export interface InstanceView {
   readonly instanceId: string;

@@ -23,7 +23,7 @@ import {
 import type { Rule } from '@rampart/rules-core/rules/model';
 import { AdminGuard } from '../auth/admin.guard.js';
 import { RuleListView, RuleSetDto } from './rules.dto.js';
-import type { RulesService } from './rules.service.js';
+import { RulesService } from './rules.service.js';
 
 const RULE_BODY = {
   schema: { type: 'object', additionalProperties: true },

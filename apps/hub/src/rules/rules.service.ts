@@ -7,10 +7,10 @@ import { Injectable, NotFoundException, UnprocessableEntityException } from '@ne
 import type { Rule } from '@rampart/rules-core/rules/model';
 import { parseRules, type RuleIssue } from '@rampart/rules-core/rules/validate';
 import type { Transaction } from 'kysely';
-import type { BuildQueueService } from '../builds/build-queue.service.js';
-import type { DatabaseService } from '../database/database.service.js';
-import type { HubSchema } from '../database/schema.js';
-import type { SitesService } from '../sites/sites.service.js';
+import { BuildQueueService } from '../builds/build-queue.service.js';
+import { DatabaseService } from '../database/database.service.js';
+import { HubSchema } from '../database/schema.js';
+import { SitesService } from '../sites/sites.service.js';
 
 export interface RuleList {
   readonly revision: number;

@@ -9,7 +9,7 @@ import {
   type RotateKeyDto,
   SiteView,
 } from './sites.dto.js';
-import type { SitesService } from './sites.service.js';
+import { SitesService } from './sites.service.js';
 
 @ApiTags('sites')
 @ApiBearerAuth('admin')

@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { ConflictException, Injectable, NotFoundException } from '@nestjs/common';
 import type { Kysely, Transaction } from 'kysely';
 import { issueSiteKey } from '../auth/secrets.js';
-import type { DatabaseService } from '../database/database.service.js';
-import type { HubSchema } from '../database/schema.js';
-import type { IssuedKeyView, KeyView, SiteView } from './sites.dto.js';
+import { DatabaseService } from '../database/database.service.js';
+import { HubSchema } from '../database/schema.js';
+import { IssuedKeyView, KeyView, SiteView } from './sites.dto.js';
 
 type Db = Kysely<HubSchema> | Transaction<HubSchema>;
 

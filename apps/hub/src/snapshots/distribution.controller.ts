@@ -21,9 +21,9 @@ import {
 } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { CurrentSite, SiteKeyGuard, type SitePrincipal } from '../auth/site-key.guard.js';
-import type { InstancesService } from '../instances/instances.service.js';
-import type { CachedSnapshot, SnapshotCache } from './snapshot-cache.js';
-import type { SnapshotsService, SnapshotVersion } from './snapshots.service.js';
+import { InstancesService } from '../instances/instances.service.js';
+import { CachedSnapshot, SnapshotCache } from './snapshot-cache.js';
+import { SnapshotsService, SnapshotVersion } from './snapshots.service.js';
 
 const SHA256 = /^[0-9a-f]{64}$/;
 

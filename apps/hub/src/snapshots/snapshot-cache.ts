@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import { Injectable } from '@nestjs/common';
-import type { DataDir } from '../storage/data-dir.js';
+import { DataDir } from '../storage/data-dir.js';
 
 const gzipAsync = promisify(gzip);
 
@@ -46,6 +46,11 @@ export class SnapshotCache {
       () => this.entries.delete(sha256), // a failed read is retried by the next request
     );
     return loading;
+  }
+
+  /** What the cache holds and how often it went to disk (for the metrics endpoint). */
+  stats(): { fileReads: number; entries: number; bytes: number } {
+    return { fileReads: this.fileReads, entries: this.sizes.size, bytes: this.total };
   }
 
   private async load(sha256: string): Promise<CachedSnapshot> {

@@ -1,9 +1,9 @@
 import { Controller, Get, Param, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { AdminGuard } from '../auth/admin.guard.js';
-import type { InstancesService, InstanceView } from '../instances/instances.service.js';
-import type { SitesService } from '../sites/sites.service.js';
-import type { SnapshotsService, SnapshotVersion } from './snapshots.service.js';
+import { InstancesService, InstanceView } from '../instances/instances.service.js';
+import { SitesService } from '../sites/sites.service.js';
+import { SnapshotsService, SnapshotVersion } from './snapshots.service.js';
 
 /** What operators see of a site's published snapshots and the instances running them. */
 @ApiTags('snapshots')

@@ -10,5 +10,6 @@ import { SnapshotsService } from './snapshots.service.js';
   imports: [SitesModule, InstancesModule],
   controllers: [DistributionController, SnapshotsController],
   providers: [SnapshotsService, SnapshotCache],
+  exports: [SnapshotCache],
 })
 export class SnapshotsModule {}
