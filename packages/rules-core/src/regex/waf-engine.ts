@@ -9,7 +9,7 @@
  * DFA cache (256 KiB by default), so memory stays bounded whatever the traffic.
  */
 import type { RegexEngine, RegexMatcher } from '../rules/regex-extension.js';
-import { HAS_MATCH, LazyDfa } from './lazy-dfa/lazy-dfa.js';
+import { HAS_MATCH, LazyDfa, UNBUILT } from './lazy-dfa/lazy-dfa.js';
 import { compileNfa } from './nfa/nfa.js';
 import { parsePattern, RegexSyntaxError } from './syntax/parser.js';
 
@@ -41,7 +41,7 @@ export class SregexMatcher implements RegexMatcher {
     for (let i = 0; i < bytes.length; i++) {
       const cls = dfa.classes[bytes[i] as number] as number;
       let t = dfa.trans[s + cls] as number;
-      if (t === -1) t = dfa.build(s, cls);
+      if (t === UNBUILT) t = dfa.build(s, cls);
       // The search is unanchored, so only a match can make a transition special here.
       if ((t & 3) !== 0 && (dfa.flags[((t >> 2) / dfa.stride) | 0] as number) & HAS_MATCH) {
         return true;

@@ -22,7 +22,15 @@
  */
 
 import type { DfaState } from '../regex/lazy-dfa/lazy-dfa.js';
-import { ACTION_NONE, ACTION_PUSH, FINAL, HAS_MATCH, SLOW } from '../regex/lazy-dfa/lazy-dfa.js';
+import {
+  ACTION_NONE,
+  ACTION_PUSH,
+  FINAL,
+  HAS_MATCH,
+  MATCH_ONLY,
+  SLOW,
+  UNBUILT,
+} from '../regex/lazy-dfa/lazy-dfa.js';
 import { END_OF_INPUT } from '../regex/nfa/look.js';
 import type { CompiledRuleSet } from './rule-set.js';
 
@@ -96,7 +104,9 @@ export class Substituter {
   private bytesOut = 0;
   private limitHit = false;
 
-  private out: Uint8Array[] = [];
+  /** Pending output: pairs `[from, to)` of `buf` offsets, or `[-1 - literal index, 0]`. */
+  private readonly ops: number[] = [];
+  private readonly literals: Uint8Array[] = [];
   private outLength = 0;
 
   constructor(set: CompiledRuleSet, options: SubstituterOptions = {}) {
@@ -148,9 +158,10 @@ export class Substituter {
       this.settleEnd();
     }
     this.emitRange(this.emitPos, this.bufEnd);
+    const output = this.collect();
     this.buf = EMPTY;
     this.window = Buffer.alloc(0);
-    return this.collect();
+    return output;
   }
 
   /** Statistics so far (complete after `end()`). */
@@ -245,22 +256,40 @@ export class Substituter {
       const buf = this.buf;
       const base = this.bufStart;
       const trans = dfa.trans;
-      const stop = Math.min(this.bufEnd, this.deadline) - base;
+      const acts = dfa.acts;
+      const regs = this.regs;
+      const end = this.bufEnd - base;
+      let deadline = this.deadline;
+      let stop = Math.min(this.bufEnd, deadline) - base;
       let i = this.scanPos - base;
       let s = this.state;
       let matchTarget = -1;
       let matchAt = 0;
       while (i < stop) {
-        const t = trans[s + (classes[buf[i] as number] as number)] as number;
-        if ((t & 3) !== 0) {
-          if ((t & SLOW) !== 0) break;
-          // A match that moves no register: only the last one seen matters.
-          matchTarget = t >> 2;
-          matchAt = i;
+        const at = s + (classes[buf[i] as number] as number);
+        const t = trans[at] as number;
+        const code = t & 3;
+        if (code !== 0) {
+          if (code === SLOW) break;
+          if (code === MATCH_ONLY) {
+            // A match that moves no register: only the last one seen matters.
+            matchTarget = t >> 2;
+            matchAt = i;
+          } else {
+            // PUSH_ONLY: a partial match starts here. When it is the only live one, the
+            // buffer-limit deadline moves to it (never later: deadlines stay conservative).
+            const reg = acts[at] as number;
+            regs[reg] = i + base;
+            if (reg === 0 && i + base + this.maxBuffered < deadline) {
+              deadline = i + base + this.maxBuffered;
+              stop = Math.min(end, deadline - base);
+            }
+          }
         }
         s = t >> 2;
         i++;
       }
+      this.deadline = deadline;
       if (matchTarget >= 0) this.recordMatch(matchTarget, matchAt + base);
       this.state = s;
       this.scanPos = i + base;
@@ -275,12 +304,12 @@ export class Substituter {
     const cls = dfa.classes[byte] as number;
     let t = dfa.trans[this.state + cls] as number;
     let action: number;
-    if (t === -1) {
+    if (t === UNBUILT) {
       t = dfa.build(this.state, cls);
       action = dfa.lastAction;
       this.generation = dfa.generation;
     } else {
-      action = dfa.acts[this.state + cls] as number;
+      action = dfa.actionAt(this.state, cls);
     }
     const target = t >> 2;
     const p = this.scanPos;
@@ -444,33 +473,65 @@ export class Substituter {
     }
   }
 
-  /** Emits a copy of body bytes (the window may be overwritten before the caller reads it). */
+  /** Emits body bytes `[from, to)` (absolute positions) as part of a replacement. */
   private emitCopy(from: number, to: number): void {
-    if (to > from) this.push(this.buf.subarray(from - this.bufStart, to - this.bufStart));
+    if (to > from) this.pushRange(from - this.bufStart, to - this.bufStart);
   }
 
   /** Emits body bytes `[from, to)` unchanged and advances `emitPos`. */
   private emitRange(from: number, to: number): void {
-    if (to > from) this.push(this.buf.subarray(from - this.bufStart, to - this.bufStart));
+    if (to > from) this.pushRange(from - this.bufStart, to - this.bufStart);
     if (to > this.emitPos) this.emitPos = to;
   }
 
+  /**
+   * Output is recorded as ranges of `buf` (merged when adjacent) and literal buffers, and copied
+   * once per call by {@link collect}: no per-piece allocation on the hot path.
+   */
+  private pushRange(from: number, to: number): void {
+    const ops = this.ops;
+    const n = ops.length;
+    if (n > 0 && ops[n - 1] === from && (ops[n - 2] as number) >= 0) ops[n - 1] = to;
+    else ops.push(from, to);
+    this.outLength += to - from;
+  }
+
   private push(bytes: Uint8Array): void {
-    this.out.push(bytes);
+    if (bytes.length === 0) return;
+    this.ops.push(-1 - this.literals.length, 0);
+    this.literals.push(bytes);
     this.outLength += bytes.length;
   }
 
   private collect(): Buffer {
-    const out = this.out;
+    const ops = this.ops;
     const length = this.outLength;
-    this.out = [];
-    this.outLength = 0;
     this.bytesOut += length;
-    if (out.length === 0) return EMPTY;
-    const only = out[0] as Uint8Array;
-    if (out.length === 1 && only.buffer !== this.window.buffer) {
-      return Buffer.from(only.buffer, only.byteOffset, only.length);
+    this.outLength = 0;
+    if (ops.length === 0) return EMPTY;
+    const buf = this.buf;
+    let result: Buffer;
+    if (ops.length === 2 && (ops[0] as number) >= 0 && buf !== this.window) {
+      // The common case when nothing matched: a view of the caller's chunk, no copy.
+      result = Buffer.from(buf.buffer, buf.byteOffset + (ops[0] as number), length);
+    } else {
+      result = Buffer.allocUnsafe(length);
+      let at = 0;
+      for (let i = 0; i < ops.length; i += 2) {
+        const a = ops[i] as number;
+        if (a >= 0) {
+          const b = ops[i + 1] as number;
+          result.set(buf.subarray(a, b), at);
+          at += b - a;
+        } else {
+          const literal = this.literals[-1 - a] as Uint8Array;
+          result.set(literal, at);
+          at += literal.length;
+        }
+      }
     }
-    return Buffer.concat(out, length);
+    ops.length = 0;
+    this.literals.length = 0;
+    return result;
   }
 }

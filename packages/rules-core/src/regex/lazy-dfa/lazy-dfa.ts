@@ -65,16 +65,17 @@ export const HAS_MATCH = 1;
 /** State flag: no thread is alive and no match can start: the pending match is final. */
 export const FINAL = 2;
 
-/** Transition bits (see {@link LazyDfa.trans}). */
+/** Transition codes, the low two bits of a transition (see {@link LazyDfa.trans}). */
 export const SLOW = 1;
 export const MATCH_ONLY = 2;
+export const PUSH_ONLY = 3;
+/** A transition not built yet; its low bits read as SLOW. */
+export const UNBUILT = -3;
 
 /** Transition action codes (see {@link LazyDfa.actions}). */
 export const ACTION_NONE = 0;
 /** The fresh group survived and becomes register `olderGroups - 1` with start p. */
 export const ACTION_PUSH = 1;
-
-const UNBUILT = -1;
 
 export class LazyDfa {
   readonly matchKind: MatchKind;
@@ -88,13 +89,18 @@ export class LazyDfa {
   private readonly maxStates: number;
 
   /**
-   * `trans[stateOffset + class]`: -1 when not built yet, else `targetOffset * 4 + bits`, where
-   * bit {@link SLOW} means the transition needs the slow path (register action or final state)
-   * and bit {@link MATCH_ONLY} means it only reports a match (the registers do not move, so a
-   * scanning loop may just remember the last such transition). A state offset is `id * stride`.
+   * `trans[stateOffset + class]`: {@link UNBUILT} when not built yet, else
+   * `targetOffset * 4 + code`, where code 0 is a plain transition, {@link SLOW} needs the slow
+   * path (general register action, final state, or push and match together),
+   * {@link MATCH_ONLY} only reports a match (registers do not move, so a scanning loop may just
+   * remember the last one) and {@link PUSH_ONLY} only starts a new group (its `acts` entry is
+   * the register to set to the current position). A state offset is `id * stride`.
    */
   trans: Int32Array;
-  /** Register action of each transition: ACTION_NONE, ACTION_PUSH, or an index into actions. */
+  /**
+   * Register action of each transition: ACTION_NONE, ACTION_PUSH, or an index into actions;
+   * for PUSH_ONLY transitions, the register to set instead.
+   */
   acts: Int32Array;
   flags: Uint8Array;
   /** Per state id: matchRule, matchReg and olderGroups of the state (see DfaState). */
@@ -219,16 +225,23 @@ export class LazyDfa {
       target = this.intern(state);
     }
     const flags = this.flags[target / this.stride] as number;
-    const slow = action !== ACTION_NONE || (flags & FINAL) !== 0;
-    const value = target * 4 + (slow ? SLOW : (flags & HAS_MATCH) !== 0 ? MATCH_ONLY : 0);
+    const older = this.olderOf[target / this.stride] as number;
+    let code = 0;
+    if ((flags & FINAL) !== 0 || (action !== ACTION_NONE && action !== ACTION_PUSH)) code = SLOW;
+    else if (action === ACTION_PUSH) code = (flags & HAS_MATCH) !== 0 ? SLOW : PUSH_ONLY;
+    else if ((flags & HAS_MATCH) !== 0) code = MATCH_ONLY;
+    const value = target * 4 + code;
     this.trans[from + cls] = value;
-    this.acts[from + cls] = action;
+    // For a push-only transition the scanning loop needs the register to write, not the code.
+    this.acts[from + cls] = code === PUSH_ONLY ? older - 1 : action;
     this.lastAction = action;
     return value;
   }
 
-  /** The action stored with the last built or cached transition from `offset` on `cls`. */
+  /** The register action of the built transition from `offset` on `cls`. */
   actionAt(offset: number, cls: number): number {
+    const t = this.trans[offset + cls] as number;
+    if ((t & 3) === PUSH_ONLY) return ACTION_PUSH;
     return this.acts[offset + cls] as number;
   }
 
