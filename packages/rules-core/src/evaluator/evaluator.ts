@@ -74,6 +74,15 @@ interface CategoryIndex {
 }
 
 const NONE: readonly number[] = Object.freeze([]);
+const EMPTY_REQUEST: RequestInfo = {
+  ip: '',
+  method: '',
+  host: '',
+  path: '',
+  query: '',
+  userAgent: '',
+  headers: {},
+};
 
 export class Evaluator {
   readonly snapshotVersion: number;
@@ -85,9 +94,19 @@ export class Evaluator {
   private readonly limiter: RateLimiter;
   private readonly address = new Uint32Array(4);
   private readonly candidates: (readonly number[])[] = [NONE, NONE, NONE, NONE];
+  private readonly view = new RequestView(EMPTY_REQUEST);
+  private readonly run: EvaluationRun = {
+    monitored: null,
+    monitoredRateLimit: undefined,
+    rateLimit: undefined,
+    now: 0,
+  };
+  /** The decision for "nothing matched": the common case, shared and immutable. */
+  private readonly passDecision: Decision;
 
   constructor(snapshot: Snapshot, options: EvaluatorOptions = {}) {
     this.snapshotVersion = snapshot.version;
+    this.passDecision = Object.freeze(this.decision('pass', 'enforce', null, null, null));
     this.limiter = options.rateLimiter ?? new SlidingWindowLimiter();
     this.rules = snapshot.rules.map((rule, position) => ({
       rule,
@@ -124,21 +143,32 @@ export class Evaluator {
     );
   }
 
-  /** Decides what to do with `request` (see the module comment for the precedence). */
+  /**
+   * Decides what to do with `request` (see the module comment for the precedence). Decisions are
+   * immutable and may be shared between calls. Not re-entrant: it keeps per-call state on the
+   * evaluator, which is safe because it is synchronous.
+   */
   evaluate(request: RequestInfo, now: number = Date.now()): Decision {
     this.findRangeCandidates(request.ip);
-    const view = new RequestView(request);
-    const run: EvaluationRun = { monitored: null, now };
+    const view = this.view.reset(request);
+    const run = this.run;
+    run.monitored = null;
+    run.monitoredRateLimit = undefined;
+    run.rateLimit = undefined;
+    run.now = now;
     const decided =
       this.stage('allow', this.allowPatterns, view, run) ??
       this.stage('block', this.blockPatterns, view, run) ??
       this.rateLimitStage(view, run);
     if (decided) return decided;
-    if (run.monitored) {
+    // The stages mutate `run`; TypeScript still sees the values assigned above.
+    const monitored = run.monitored as RuleMatch | null;
+    if (monitored) {
       const rateLimit = run.monitoredRateLimit ?? run.rateLimit ?? null;
-      return this.decision(run.monitored.action, 'monitor', run.monitored, null, rateLimit);
+      return this.decision(monitored.action, 'monitor', monitored, null, rateLimit);
     }
-    return this.decision('pass', 'enforce', null, null, run.rateLimit ?? null);
+    if (run.rateLimit) return this.decision('pass', 'enforce', null, null, run.rateLimit);
+    return this.passDecision;
   }
 
   private findRangeCandidates(ip: string): void {
@@ -258,11 +288,12 @@ export class Evaluator {
   }
 }
 
+/** Per-evaluation state, kept on the evaluator and reset per request (evaluate is synchronous). */
 interface EvaluationRun {
   monitored: RuleMatch | null;
-  monitoredRateLimit?: RateLimitInfo;
-  rateLimit?: RateLimitInfo;
-  readonly now: number;
+  monitoredRateLimit: RateLimitInfo | undefined;
+  rateLimit: RateLimitInfo | undefined;
+  now: number;
 }
 
 function rateLimitKey(key: RateLimitKey, view: RequestView): string {

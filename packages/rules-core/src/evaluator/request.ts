@@ -137,7 +137,24 @@ export class RequestView {
   private methodValue: string | undefined;
   private headersLower: Map<string, string> | undefined;
 
-  constructor(readonly request: RequestInfo) {}
+  constructor(public request: RequestInfo) {}
+
+  /**
+   * Points the view at another request, forgetting everything cached. The evaluator keeps one
+   * view and resets it per request, so evaluating allocates no view object.
+   */
+  reset(request: RequestInfo): this {
+    this.request = request;
+    this.pathValue = undefined;
+    this.pathLower = undefined;
+    this.queryValue = undefined;
+    this.queryLower = undefined;
+    this.uaLower = undefined;
+    this.hostValue = undefined;
+    this.methodValue = undefined;
+    this.headersLower?.clear();
+    return this;
+  }
 
   path(): string {
     if (this.pathValue === undefined) this.pathValue = normalizePath(this.request.path);
