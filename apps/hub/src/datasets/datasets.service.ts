@@ -15,10 +15,11 @@ import {
   PayloadTooLargeException,
   UnprocessableEntityException,
 } from '@nestjs/common';
+import type { Selectable } from 'kysely';
 import { BuildQueueService } from '../builds/build-queue.service.js';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { DatabaseService } from '../database/database.service.js';
-import { DatasetKind } from '../database/schema.js';
+import { DatasetKind, DatasetsTable } from '../database/schema.js';
 import { DataDir } from '../storage/data-dir.js';
 import { runWorker } from '../workers/run-worker.js';
 import { CheckInput, CheckMessage } from './dataset-check-io.js';
@@ -203,16 +204,7 @@ export class DatasetsService {
   }
 }
 
-function toView(r: {
-  kind: DatasetKind;
-  name: string;
-  sha256: string;
-  bytes: number;
-  entries: number;
-  lines: number;
-  skipped_lines: number;
-  created_at: string;
-}): DatasetView {
+function toView(r: Selectable<DatasetsTable>): DatasetView {
   return {
     kind: r.kind,
     name: r.name,

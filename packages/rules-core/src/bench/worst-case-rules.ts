@@ -11,22 +11,15 @@
  * that the (benign) probe request does not contain.
  */
 import type { ReputationList } from '../datasets/dataset.js';
+import type { RequestInfo } from '../evaluator/request.js';
 import { formatIpv4, formatIpv6, type Ipv6Address, ipFromBigInt } from '../ip/address.js';
 import type { IpRange } from '../ip/range.js';
 import type { Pattern } from '../rules/model.js';
 import { addressInRange, below, mulberry32, type Uint32Source } from './ip-sets.js';
 import type { ProbeIndex } from './probe-index.js';
 
-/** The request shape of `Evaluator.evaluate` (kept structural so this module stays stand-alone). */
-export interface ProbeRequest {
-  readonly ip: string;
-  readonly method: string;
-  readonly host: string;
-  readonly path: string;
-  readonly query: string;
-  readonly userAgent: string;
-  readonly headers: Readonly<Record<string, string>>;
-}
+/** The request shape of `Evaluator.evaluate`. */
+export type ProbeRequest = RequestInfo;
 
 const PROBE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8',
