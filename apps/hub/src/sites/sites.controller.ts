@@ -3,10 +3,10 @@ import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nest
 import { AdminGuard } from '../auth/admin.guard.js';
 import {
   CreatedSiteView,
-  type CreateSiteDto,
+  CreateSiteDto,
   IssuedKeyView,
   KeyView,
-  type RotateKeyDto,
+  RotateKeyDto,
   SiteView,
 } from './sites.dto.js';
 import { SitesService } from './sites.service.js';

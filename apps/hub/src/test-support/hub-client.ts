@@ -5,6 +5,7 @@
  * them, so "keys are shown once and never again" is asserted on every request a test makes.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -96,7 +97,10 @@ export class HubClient {
     return answer as JsonResponse<T>;
   }
 
-  /** A client request with a site key (snapshot download), the body as bytes. */
+  /**
+   * A client request with a site key (snapshot download), through node:http so the body arrives
+   * exactly as sent (fetch would decompress gzip and add its own Accept-Encoding).
+   */
   async site(
     key: string | null,
     path = '/v1/snapshot',
@@ -105,13 +109,9 @@ export class HubClient {
     const headers: Record<string, string> = { ...options.headers };
     if (key !== null) headers.authorization = `Bearer ${key}`;
     if (options.from) headers['x-forwarded-for'] = options.from;
-    const response = await fetch(`${this.url}${path}`, {
-      headers,
-      signal: AbortSignal.timeout(60_000),
-    });
-    const bytes = Buffer.from(await response.arrayBuffer());
-    this.expectNoSecret(`GET ${path} -> ${response.status}`, bytes, response.headers);
-    return { status: response.status, headers: response.headers, bytes };
+    const response = await httpGet(`${this.url}${path}`, headers);
+    this.expectNoSecret(`GET ${path} -> ${response.status}`, response.bytes, response.headers);
+    return response;
   }
 
   /** Creates a site; resolves with it and its first key. */
@@ -178,6 +178,32 @@ export class HubClient {
       }
     }
   }
+}
+
+/** A GET through node:http with exactly `headers`; bounded by `timeoutMs`. */
+export function httpGet(
+  url: string,
+  headers: Readonly<Record<string, string>>,
+  timeoutMs = 60_000,
+): Promise<BinaryResponse> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { headers, timeout: timeoutMs }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('error', reject);
+      res.on('end', () => {
+        const answer = new Headers();
+        for (const [name, value] of Object.entries(res.headers)) {
+          if (value !== undefined)
+            answer.set(name, Array.isArray(value) ? value.join(', ') : value);
+        }
+        resolve({ status: res.statusCode ?? 0, headers: answer, bytes: Buffer.concat(chunks) });
+      });
+    });
+    req.on('timeout', () => req.destroy(new Error(`GET ${url} timed out after ${timeoutMs} ms`)));
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 function parse(text: string): unknown {

@@ -1,0 +1,75 @@
+/**
+ * One hub with its own Redis and database, as most suites need: `startStack('sqlite' |
+ * 'postgres')`. PostgreSQL is one server per test file (started on first use, stopped by
+ * `stopPostgres()` in the file's afterAll), with a fresh database per hub.
+ *
+ * `stop()` also checks that the hub never wrote a secret (the admin token, any site key the
+ * suite was given) to its output.
+ */
+import { type PostgresServerHandle, startPostgres } from '@rampart/test-services/postgres-server';
+import { type RedisServerHandle, startRedisServer } from '@rampart/test-services/redis-server';
+import { HubClient } from './hub-client.js';
+import { type HubOptions, type HubProcess, startHub } from './hub-process.js';
+
+export type DatabaseKind = 'sqlite' | 'postgres';
+
+/** For `describe.each`: every database the hub supports. */
+export const DATABASE_KINDS: readonly [DatabaseKind][] = [['sqlite'], ['postgres']];
+
+let postgres: Promise<PostgresServerHandle> | undefined;
+let databases = 0;
+
+/** A fresh PostgreSQL database on this file's server (started on first use). */
+export async function freshPostgresDatabase(): Promise<string> {
+  postgres ??= startPostgres();
+  databases++;
+  return (await postgres).createDatabase(`hub_${process.pid}_${databases}`);
+}
+
+/** Stops this file's PostgreSQL server, if one was started. */
+export async function stopPostgres(): Promise<void> {
+  const server = postgres;
+  postgres = undefined;
+  if (server) await (await server).stop();
+}
+
+export interface HubStack {
+  readonly hub: HubProcess;
+  readonly redis: RedisServerHandle;
+  readonly client: HubClient;
+  readonly databaseUrl: string | undefined;
+  /** Stops the hub and Redis; fails if the hub's output contains a secret. */
+  stop(): Promise<void>;
+}
+
+export async function startStack(
+  kind: DatabaseKind,
+  options: Omit<HubOptions, 'redisUrl' | 'databaseUrl'> = {},
+): Promise<HubStack> {
+  const [redis, databaseUrl] = await Promise.all([
+    startRedisServer(),
+    kind === 'postgres' ? freshPostgresDatabase() : Promise.resolve(undefined),
+  ]);
+  let hub: HubProcess;
+  try {
+    hub = await startHub({ ...options, redisUrl: redis.url, databaseUrl });
+  } catch (error) {
+    await redis.stop();
+    throw error;
+  }
+  const client = new HubClient(hub.url, hub.adminToken);
+  return {
+    hub,
+    redis,
+    client,
+    databaseUrl,
+    stop: async () => {
+      try {
+        await hub.stop();
+        client.expectNoSecret('the hub output', hub.output());
+      } finally {
+        await redis.stop();
+      }
+    },
+  };
+}
