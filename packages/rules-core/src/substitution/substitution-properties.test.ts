@@ -12,7 +12,9 @@ import {
   referenceSubstitute,
   ruleAst,
 } from '../regex/testing/backtracking-reference.js';
-import { runChunks } from '../regex/testing/run-substitution.js';
+import { runChunks, split } from '../regex/testing/run-substitution.js';
+import { compileRuleSet } from './rule-set.js';
+import { Substituter } from './substituter.js';
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 const unlimited = { maxBufferedBytes: Number.POSITIVE_INFINITY };
@@ -53,6 +55,33 @@ describe('substitution properties', () => {
       fc.property(ruleSet, body, (rules, input) => {
         const small = runChunks(rules, input, 'bytes', { ...unlimited, cacheBytes: 1 }).output;
         expect(hex(small)).toBe(hex(runChunks(rules, input, 'whole', unlimited).output));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('streams sharing one rule set (and one tiny, constantly cleared cache) do not disturb each other', () => {
+    fc.assert(
+      fc.property(ruleSet, body, body, (rules, a, b) => {
+        const set = compileRuleSet(rules, { cacheBytes: 1 });
+        const streams = [a, b].map((input) => ({
+          input,
+          chunks: split(input, 'bytes'),
+          s: new Substituter(set, unlimited),
+          out: [] as Buffer[],
+        }));
+        const longest = Math.max(a.length, b.length);
+        for (let i = 0; i < longest; i++) {
+          for (const st of streams) {
+            const chunk = st.chunks[i];
+            if (chunk !== undefined) st.out.push(st.s.feed(chunk));
+          }
+        }
+        for (const st of streams) {
+          st.out.push(st.s.end());
+          const alone = runChunks(rules, st.input, 'whole', unlimited).output;
+          expect(hex(Buffer.concat(st.out))).toBe(hex(alone));
+        }
       }),
       { numRuns: 200 },
     );
