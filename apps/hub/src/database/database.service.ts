@@ -33,11 +33,14 @@ export class DatabaseService implements OnModuleInit, OnModuleDestroy {
       this.dialect = 'postgres';
       // int8 (COUNT, SUM) as numbers: every count here fits comfortably in a double.
       pg.types.setTypeParser(20, (value) => Number(value));
-      this.db = new Kysely<HubSchema>({
-        dialect: new PostgresDialect({
-          pool: new pg.Pool({ connectionString: config.databaseUrl, max: 10 }),
-        }),
-      });
+      const pool = new pg.Pool({ connectionString: config.databaseUrl, max: 10 });
+      // An idle connection the server closes (restart, failover, terminated backend) is reported
+      // here; without a listener the 'error' event would end the process. The pool drops that
+      // connection and the next query opens a new one; readiness shows whether that works.
+      pool.on('error', (error) =>
+        this.logger.warn(`a PostgreSQL connection was lost: ${error.message}`),
+      );
+      this.db = new Kysely<HubSchema>({ dialect: new PostgresDialect({ pool }) });
     } else {
       this.dialect = 'sqlite';
       mkdirSync(config.dataDir, { recursive: true });
