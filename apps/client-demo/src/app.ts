@@ -1,0 +1,162 @@
+/**
+ * Assembles the demo: database (migrated, seeded), the WAF, the middleware stack and the routes.
+ *
+ * Middleware order, and why:
+ * 1. `markRequestStart`: the `total` of `Server-Timing` starts here.
+ * 2. The WAF (`@rampart/waf-client`): before anything that costs (sessions, database, template
+ *    rendering, body parsing), so a blocked request costs the app nothing. It sees every route.
+ * 3. `markHandlerStart`: the `app` of `Server-Timing` starts here.
+ * 4. Static assets, then the routes (`routes/routes.ts`), then 404 and error pages.
+ * Headers that depend on the outcome (`Server-Timing`, the session cookie) are written by
+ * before-headers hooks (`middleware/response-hooks.ts`), so they are on every answer, the WAF's
+ * own block pages included.
+ */
+import { once } from 'node:events';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import type { DemoConfig } from './config/config.js';
+import { type Database, openDatabase } from './db/database.js';
+import { seed } from './db/seed.js';
+import { installBeforeHeaders } from './middleware/response-hooks.js';
+import {
+  markHandlerStart,
+  markRequestStart,
+  serverTimingHook,
+  type WafOutcome,
+} from './middleware/server-timing.js';
+import { sessionCommitHook } from './middleware/session.js';
+import { benchRoutes } from './routes/bench-routes.js';
+import { routes } from './routes/routes.js';
+import { decoyHash, type ScryptParams } from './security/password.js';
+import { renderPage } from './views/engine.js';
+import type { Waf } from './waf/waf.js';
+
+export interface DemoAppOptions {
+  readonly config: DemoConfig;
+  /** The WAF (see `waf/waf.ts`); null runs the app without any WAF middleware at all. */
+  readonly waf: Waf | null;
+  /** Cheaper password hashing for tests; production uses the default. */
+  readonly passwordParams?: ScryptParams;
+  /** Where start-up facts go (default stdout). */
+  readonly log?: (line: string) => void;
+}
+
+export interface DemoApp {
+  readonly app: Express;
+  readonly database: Database;
+  readonly waf: Waf | null;
+  /** True when this start inserted the seed data. */
+  readonly seeded: boolean;
+  /** Starts listening; resolves with the bound address (port 0 picks a free port). */
+  listen(port?: number, host?: string): Promise<{ server: Server; url: string }>;
+  /** Stops accepting connections, then closes the WAF (flushing its reports) and the database. */
+  close(): Promise<void>;
+}
+
+const PUBLIC_DIR = fileURLToPath(new URL('../public/', import.meta.url));
+
+export async function createDemoApp(options: DemoAppOptions): Promise<DemoApp> {
+  const { config, waf } = options;
+  const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const database = openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    poolMax: config.databasePoolMax,
+  });
+  let seeded = false;
+  try {
+    const applied = await database.migrate();
+    if (applied.length > 0) log(`[demo] applied migrations: ${applied.join(', ')}`);
+    seeded = (await seed(database.db, options.passwordParams)).seeded;
+    if (seeded) log('[demo] seed data inserted (demo user and products: see the README)');
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+
+  const session = {
+    secret: config.sessionSecret,
+    maxAgeSeconds: config.sessionMaxAgeSeconds,
+    secure: config.secureCookies,
+  };
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', config.trustProxy);
+  app.set('etag', false);
+  const wafOutcome = (req: Request): WafOutcome | undefined => (waf ? waf.outcome(req) : undefined);
+  installBeforeHeaders(app, [serverTimingHook(wafOutcome), sessionCommitHook(session)]);
+
+  app.use(markRequestStart);
+  if (waf) app.use(waf.middleware);
+  app.use(markHandlerStart);
+  if (config.logRequests) app.use(requestLog(log, wafOutcome));
+  app.use('/assets', express.static(PUBLIC_DIR, { maxAge: '1h', index: false }));
+  app.use(
+    routes({
+      database,
+      session,
+      decoyHash: decoyHash(options.passwordParams),
+      extra: config.benchEndpoints ? benchRoutes(waf) : undefined,
+    }),
+  );
+  app.use((req: Request, res: Response) => {
+    res.status(404);
+    renderPage(req, res, 'errors/not-found', { title: 'Not found' });
+  });
+  app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const status = (error as { status?: unknown }).status;
+    if (typeof status === 'number' && status >= 400 && status < 500) {
+      res.status(status).type('text/plain').send(`${status}\n`);
+      return;
+    }
+    log(`[demo] error on ${req.method} ${req.path}: ${(error as Error).stack ?? String(error)}`);
+    if (res.headersSent) return;
+    res.status(500);
+    renderPage(req, res, 'errors/server-error', { title: 'Error' });
+  });
+
+  let server: Server | undefined;
+  return {
+    app,
+    database,
+    waf,
+    seeded,
+    async listen(port = config.port, host = config.host) {
+      server = app.listen(port, host);
+      await once(server, 'listening');
+      server.keepAliveTimeout = 65_000; // longer than common load balancer idle timeouts
+      const { port: bound } = server.address() as AddressInfo;
+      return { server, url: `http://${host.includes(':') ? `[${host}]` : host}:${bound}` };
+    },
+    async close() {
+      if (server) {
+        const closed = once(server, 'close');
+        server.close();
+        server.closeIdleConnections();
+        await closed;
+      }
+      await waf?.close();
+      await database.close();
+    },
+  };
+}
+
+/** One line per request: method, path, status, WAF decision, total time. */
+function requestLog(
+  log: (line: string) => void,
+  wafOutcome: (req: Request) => WafOutcome | undefined,
+) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const started = performance.now();
+    res.once('finish', () => {
+      const waf = wafOutcome(req);
+      const decision = waf?.decision ? `${waf.decision.action}/${waf.mode}` : (waf?.mode ?? 'none');
+      log(
+        `[demo] ${req.method} ${req.originalUrl} ${res.statusCode} waf=${decision} ${(performance.now() - started).toFixed(1)}ms`,
+      );
+    });
+    next();
+  };
+}

@@ -1,0 +1,2 @@
+/** The two databases the demo runs on. */
+export type Dialect = 'sqlite' | 'postgres';

@@ -1,0 +1,69 @@
+/**
+ * The `Server-Timing` header: where the time of a request went, readable in any browser's
+ * developer tools and by load tests.
+ *
+ *     Server-Timing: waf;dur=0.012;desc="pass/enforce", ip;dur=0.002, app;dur=1.734, total;dur=1.801
+ *
+ * - `waf`: the WAF's evaluation, with its decision as `<action>/<mode>` (`block/monitor` means
+ *   "would have blocked"); `desc="off"` when the WAF is off. The deciding rule is deliberately
+ *   not named: that would tell an attacker which rule to work around.
+ * - `ip`: resolving the client address (trusted proxies).
+ * - `app`: from the end of the WAF middleware to the headers (the route's handler).
+ * - `total`: from the first middleware to the headers.
+ */
+import { performance } from 'node:perf_hooks';
+import type { NextFunction, Request, Response } from 'express';
+
+const STARTED = Symbol('requestStarted');
+const HANDLER_STARTED = Symbol('handlerStarted');
+
+interface Timed {
+  [STARTED]?: number;
+  [HANDLER_STARTED]?: number;
+}
+
+/** The first middleware: notes when the request arrived. */
+export function markRequestStart(req: Request, _res: Response, next: NextFunction): void {
+  (req as Timed)[STARTED] = performance.now();
+  next();
+}
+
+/** Mounted right after the WAF: notes when the application's own work began. */
+export function markHandlerStart(req: Request, _res: Response, next: NextFunction): void {
+  (req as Timed)[HANDLER_STARTED] = performance.now();
+  next();
+}
+
+/** The WAF outcome the header describes (what `@rampart/waf-client` leaves on `req.rampart`). */
+export interface WafOutcome {
+  readonly decision: { readonly action: string } | null;
+  readonly mode: string;
+  readonly timings: { readonly resolveIpMs: number; readonly evaluateMs: number };
+}
+
+/** Reads the outcome of the request, if the WAF ran. */
+export type WafOutcomeOf = (req: Request) => WafOutcome | undefined;
+
+function ms(value: number): string {
+  return value.toFixed(3);
+}
+
+/** A before-headers hook (see `response-hooks.ts`) that writes the header. */
+export function serverTimingHook(wafOutcome: WafOutcomeOf) {
+  return (req: Request, res: Response): void => {
+    const now = performance.now();
+    const timed = req as Timed;
+    let header: string;
+    const waf = wafOutcome(req);
+    if (waf === undefined) header = 'waf;desc="none"';
+    else if (waf.decision === null || waf.mode === 'off') header = `waf;desc="${waf.mode}"`;
+    else {
+      header = `waf;dur=${ms(waf.timings.evaluateMs)};desc="${waf.decision.action}/${waf.mode}", ip;dur=${ms(waf.timings.resolveIpMs)}`;
+    }
+    const handlerStarted = timed[HANDLER_STARTED];
+    if (handlerStarted !== undefined) header += `, app;dur=${ms(now - handlerStarted)}`;
+    const started = timed[STARTED];
+    if (started !== undefined) header += `, total;dur=${ms(now - started)}`;
+    res.setHeader('Server-Timing', header);
+  };
+}

@@ -1,0 +1,81 @@
+/**
+ * The demo app in-process for tests: a fresh data directory, SQLite or a fresh PostgreSQL
+ * database, cheap password hashing, listening on a free loopback port.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type PostgresServerHandle, startPostgres } from '@rampart/test-services/postgres-server';
+import { createDemoApp, type DemoApp } from '../app.js';
+import { loadConfig } from '../config/config.js';
+import type { ScryptParams } from '../security/password.js';
+import type { Waf } from '../waf/waf.js';
+
+/** Fast enough for tests; production hashes use `DEFAULT_PARAMS`. */
+export const TEST_PASSWORD_PARAMS: ScryptParams = { N: 1024, r: 8, p: 1 };
+
+export type DatabaseKind = 'sqlite' | 'postgres';
+export const DATABASE_KINDS: readonly [DatabaseKind][] = [['sqlite'], ['postgres']];
+
+let postgres: Promise<PostgresServerHandle> | undefined;
+let databases = 0;
+
+/** A fresh database on this test file's PostgreSQL server (started on first use). */
+export async function freshPostgresDatabase(): Promise<string> {
+  postgres ??= startPostgres();
+  databases++;
+  return (await postgres).createDatabase(`demo_${process.pid}_${databases}`);
+}
+
+export async function stopPostgres(): Promise<void> {
+  const server = postgres;
+  postgres = undefined;
+  if (server) await (await server).stop();
+}
+
+export interface DemoServerOptions {
+  /** A postgres:// URL; absent means SQLite in the data directory. */
+  readonly databaseUrl?: string;
+  /** Reuse a data directory (a restart); default a fresh one, removed by `stop()`. */
+  readonly dataDir?: string;
+  readonly waf?: Waf | null;
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+export interface DemoServer {
+  readonly url: string;
+  readonly demo: DemoApp;
+  readonly dataDir: string;
+  readonly logs: string[];
+  stop(): Promise<void>;
+}
+
+export async function startDemo(options: DemoServerOptions = {}): Promise<DemoServer> {
+  const ownDir = options.dataDir === undefined;
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'rampart-demo-'));
+  const config = loadConfig({
+    DEMO_DATA_DIR: dataDir,
+    DEMO_PORT: '0',
+    DEMO_SESSION_SECRET: 'test-secret-test-secret-test-secret-0123',
+    ...(options.databaseUrl ? { DEMO_DATABASE_URL: options.databaseUrl } : {}),
+    ...options.env,
+  });
+  const logs: string[] = [];
+  const demo = await createDemoApp({
+    config,
+    waf: options.waf ?? null,
+    passwordParams: TEST_PASSWORD_PARAMS,
+    log: (line) => logs.push(line),
+  });
+  const { url } = await demo.listen(0, '127.0.0.1');
+  return {
+    url,
+    demo,
+    dataDir,
+    logs,
+    async stop() {
+      await demo.close();
+      if (ownDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
