@@ -1,0 +1,80 @@
+/**
+ * The client address of a request.
+ *
+ * The anchor believed `X-Forwarded-For` from anyone (WAF-SPEC defect 7): any client could pick
+ * the address the rules saw, walking around every IP block and rate limit. Here:
+ *
+ * - The starting point is the TCP peer (`socket.remoteAddress`), normalised: IPv4-mapped IPv6
+ *   (`::ffff:1.2.3.4`, as a dual-stack socket reports IPv4 clients) becomes `1.2.3.4`, and IPv6
+ *   is written in its canonical compressed lower-case form, so one client has one spelling in
+ *   rules, rate-limit keys and reports.
+ * - `X-Forwarded-For` is read only when that peer is a trusted proxy. Its entries are walked
+ *   right to left (the rightmost was appended by the nearest proxy, the only one we can vouch
+ *   for); trusted addresses are skipped, and the first untrusted one is the client. If every
+ *   entry is trusted, the leftmost is the client.
+ * - A malformed entry (not an address, optionally with a port) stops the walk: nothing to its
+ *   left can be trusted, so the client is the last trusted hop that handed it over.
+ * - `Forwarded` and `X-Real-IP` are ignored: believing them under a different rule would reopen
+ *   the spoofing hole.
+ *
+ * Only the rightmost 32 entries are examined; an attacker cannot make the walk long.
+ */
+import type { IncomingMessage } from 'node:http';
+import { formatIpv4, formatIpv6, parseIpInto } from '@rampart/rules-core/ip/address';
+import type { TrustedProxies } from './trusted-proxies.js';
+
+const MAX_HOPS = 32;
+const scratch = new Uint32Array(4);
+
+/** The client address of `req` (see the module comment); '' when the socket has none. */
+export function resolveClientIp(req: IncomingMessage, proxies: TrustedProxies): string {
+  const peer = normalizeIp(req.socket?.remoteAddress ?? '');
+  if (proxies.empty || peer === '') return peer;
+  if (!proxies.classify(peer).trusted) return peer;
+  const header = req.headers['x-forwarded-for'];
+  if (header === undefined) return peer;
+  return walkForwardedFor(Array.isArray(header) ? header.join(',') : header, peer, proxies);
+}
+
+/** Walks `X-Forwarded-For` right to left from the trusted `peer`. */
+export function walkForwardedFor(header: string, peer: string, proxies: TrustedProxies): string {
+  let client = peer;
+  let end = header.length;
+  for (let hops = 0; hops < MAX_HOPS && end > 0; hops++) {
+    const comma = header.lastIndexOf(',', end - 1);
+    const entry = stripPort(header.slice(comma + 1, end).trim());
+    end = comma; // -1 when this was the leftmost entry
+    if (entry === '' && comma >= 0) continue; // tolerate "a, , b" as proxies sometimes emit it
+    const address = normalizeIp(entry);
+    if (address === '') return client; // malformed: stop at the last trusted hop
+    client = address;
+    if (!proxies.classify(address).trusted) return client;
+  }
+  return client;
+}
+
+/**
+ * The canonical text of an address: IPv4 dotted quad (also for IPv4-mapped IPv6), IPv6
+ * compressed lower case; '' when `text` is not an address.
+ */
+export function normalizeIp(text: string): string {
+  const family = parseIpInto(text, scratch);
+  if (family === 4) {
+    // Already canonical dotted quad (the parser refuses leading zeros): no need to reformat.
+    return text.indexOf(':') === -1 ? text : formatIpv4(scratch[0] as number);
+  }
+  if (family === 6) return formatIpv6(scratch);
+  return '';
+}
+
+/** `1.2.3.4:80` -> `1.2.3.4`, `[2001:db8::1]:443` -> `2001:db8::1`, anything else unchanged. */
+function stripPort(entry: string): string {
+  if (entry.startsWith('[')) {
+    const close = entry.indexOf(']');
+    return close > 0 ? entry.slice(1, close) : entry;
+  }
+  const colon = entry.indexOf(':');
+  if (colon > 0 && colon === entry.lastIndexOf(':') && entry.indexOf('.') !== -1)
+    return entry.slice(0, colon);
+  return entry;
+}

@@ -1,0 +1,74 @@
+/**
+ * The Fastify plugin: an `onRequest` hook applying the same verdict as the Connect middleware.
+ *
+ * Typed structurally (the few members of a Fastify instance, request and reply it uses) so the
+ * package does not require `fastify` at run time or for type checking; the tests check that
+ * `fastify.register(rampart.fastifyPlugin)` type-checks against real Fastify types. It carries
+ * `Symbol.for('skip-override')` (what `fastify-plugin` sets), so its hook applies to the whole
+ * app rather than to an encapsulated child context.
+ *
+ * The request info is on `request.rampart` (a request decorator) and on `request.raw.rampart`.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { RampartRequestInfo, RequestHandler } from './request-handler.js';
+
+export interface FastifyLikeRequest {
+  readonly raw: IncomingMessage;
+}
+
+export interface FastifyLikeReply {
+  code(statusCode: number): FastifyLikeReply;
+  header(name: string, value: string): FastifyLikeReply;
+  send(payload?: string): FastifyLikeReply;
+}
+
+export interface FastifyLikeInstance {
+  addHook(
+    name: 'onRequest',
+    hook: (
+      request: FastifyLikeRequest,
+      reply: FastifyLikeReply,
+      done: (err?: Error) => void,
+    ) => void,
+  ): unknown;
+  decorateRequest(name: 'rampart', value: null): unknown;
+  hasRequestDecorator(name: string): boolean;
+}
+
+export interface RampartFastifyPlugin {
+  (instance: FastifyLikeInstance, options: unknown, done: (err?: Error) => void): void;
+  [key: symbol]: unknown;
+}
+
+export function createFastifyPlugin(handler: RequestHandler): RampartFastifyPlugin {
+  function rampart(
+    instance: FastifyLikeInstance,
+    _options: unknown,
+    done: (err?: Error) => void,
+  ): void {
+    if (!instance.hasRequestDecorator('rampart')) instance.decorateRequest('rampart', null);
+    instance.addHook('onRequest', (request, reply, hookDone) => {
+      const verdict = handler.handle(request.raw);
+      request.raw.rampart = verdict.info;
+      (request as FastifyLikeRequest & { rampart: RampartRequestInfo }).rampart = verdict.info;
+      const refusal = verdict.refusal;
+      if (refusal) {
+        reply.code(refusal.status);
+        for (const name in refusal.headers) reply.header(name, refusal.headers[name] as string);
+        reply.send(refusal.body); // answering from onRequest: the route handler is skipped
+        return;
+      }
+      if (verdict.passHeaders) {
+        for (const name in verdict.passHeaders)
+          reply.header(name, verdict.passHeaders[name] as string);
+      }
+      hookDone();
+    });
+    done();
+  }
+  const marks: Record<symbol, unknown> = {
+    [Symbol.for('skip-override')]: true,
+    [Symbol.for('fastify.display-name')]: 'rampart',
+  };
+  return Object.assign(rampart, marks);
+}

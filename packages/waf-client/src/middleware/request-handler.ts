@@ -1,0 +1,299 @@
+/**
+ * What happens to one request, independent of the framework: resolve the client address,
+ * evaluate with rules-core, decide the answer, record the report. Synchronous and allocation-light;
+ * the adapters (Connect/node:http middleware, Fastify hook) only apply the resulting verdict.
+ *
+ * | decision | enforce mode | monitor mode (global, or the rule's) |
+ * | --- | --- | --- |
+ * | block | configured block response (default 403) | pass, reported |
+ * | rate_limit | 429 + Retry-After + RateLimit/RateLimit-Policy | pass, reported |
+ * | allow, pass | next | next |
+ * | pass counted by a rate limit | next + RateLimit/RateLimit-Policy | next |
+ * | no snapshot loaded / WAF error | fail mode: open = next, closed = 503 | next |
+ *
+ * Every refusal carries `X-Request-Id`. A failure inside this code is caught here, counted,
+ * logged (throttled) and turned into the fail-mode verdict: it never reaches the app.
+ */
+import type { IncomingMessage } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import type { Decision } from '@rampart/rules-core/evaluator/decision';
+import type { RequestInfo } from '@rampart/rules-core/evaluator/request';
+import { resolveClientIp } from '../client-ip/client-ip.js';
+import type { TrustedProxies } from '../client-ip/trusted-proxies.js';
+import type { RampartConfig, RampartMode } from '../config/options.js';
+import { describeError, type GuardedLogger } from '../logging/logger.js';
+import type { ReportFlusher } from '../reports/report-flusher.js';
+import type { Outcome, ReportAction, ReportQueue } from '../reports/report-queue.js';
+import {
+  blockRefusal,
+  type Refusal,
+  rateLimitHeaders,
+  rateLimitRefusal,
+  unavailableRefusal,
+} from '../responses/responses.js';
+import type { Stats } from '../stats/stats.js';
+import type { ActiveSnapshot } from '../sync/active-snapshot.js';
+import { requestIdOf } from './request-id.js';
+
+/** What the middleware leaves on `req.rampart` for the app (as Wafris exposes notifications). */
+export interface RampartRequestInfo {
+  /** The incoming `X-Request-Id` when well formed, else a new UUID. */
+  readonly requestId: string;
+  /** The evaluator's decision; null when nothing was evaluated (mode off, no snapshot, error). */
+  readonly decision: Decision | null;
+  /** The resolved client address (trusted proxies honoured), canonical text. */
+  readonly clientIp: string;
+  readonly mode: RampartMode;
+  readonly timings: { readonly resolveIpMs: number; readonly evaluateMs: number };
+}
+
+export interface Verdict {
+  readonly info: RampartRequestInfo;
+  /** When set, answer with it and do not call the app. */
+  readonly refusal: Refusal | null;
+  /** When set (and no refusal), add these headers and continue. */
+  readonly passHeaders: Readonly<Record<string, string>> | null;
+}
+
+/** Something that wants to hear about request volume (the sync's request-count trigger). */
+export interface RequestCountListener {
+  nudge(): void;
+}
+
+const NO_TIMINGS = Object.freeze({ resolveIpMs: 0, evaluateMs: 0 });
+
+export class RequestHandler {
+  private sinceNudge = 0;
+
+  constructor(
+    private readonly config: RampartConfig,
+    private readonly proxies: TrustedProxies,
+    private readonly active: ActiveSnapshot,
+    private readonly queue: ReportQueue,
+    private readonly flusher: ReportFlusher | null,
+    private readonly stats: Stats,
+    private readonly logger: GuardedLogger,
+    private readonly sync: RequestCountListener | null,
+  ) {}
+
+  handle(req: IncomingMessage): Verdict {
+    this.stats.requests++;
+    const mode = this.config.mode;
+    if (mode === 'off') return this.off(req);
+    if (
+      this.sync &&
+      this.config.syncEveryRequests > 0 &&
+      ++this.sinceNudge >= this.config.syncEveryRequests
+    ) {
+      this.sinceNudge = 0;
+      this.sync.nudge();
+    }
+    let requestId = '';
+    let clientIp = '';
+    let decision: Decision | null = null;
+    const started = performance.now();
+    let resolved = started;
+    let evaluated = started;
+    try {
+      clientIp = resolveClientIp(req, this.proxies);
+      resolved = performance.now();
+      requestId = requestIdOf(req.headers['x-request-id']);
+      const installed = this.active.current;
+      if (installed === null) {
+        this.stats.noSnapshot++;
+        return this.failed(req, requestId, clientIp, mode, false);
+      }
+      decision = installed.evaluator.evaluate(requestInfo(req, clientIp));
+      evaluated = performance.now();
+      const info: RampartRequestInfo = {
+        requestId,
+        decision,
+        clientIp,
+        mode,
+        timings: { resolveIpMs: resolved - started, evaluateMs: evaluated - resolved },
+      };
+      return this.act(req, info, decision, mode);
+    } catch (error) {
+      this.stats.errors++;
+      this.logger.throttled(
+        'request-error',
+        'error',
+        `evaluation failed; the request ${this.config.failMode === 'open' || mode === 'monitor' ? 'passed' : 'was refused'} (fail mode ${this.config.failMode}): ${describeError(error)}`,
+      );
+      return this.failed(req, requestId || requestIdOf(undefined), clientIp, mode, true);
+    }
+  }
+
+  private act(
+    req: IncomingMessage,
+    info: RampartRequestInfo,
+    decision: Decision,
+    mode: RampartMode,
+  ): Verdict {
+    const action = decision.action;
+    this.stats.decisions[action]++;
+    const refusing = action === 'block' || action === 'rate_limit';
+    const enforced = mode === 'enforce' && decision.mode === 'enforce';
+    let refusal: Refusal | null = null;
+    let passHeaders: Readonly<Record<string, string>> | null = null;
+    let outcome: Outcome = 'passed';
+    if (refusing && enforced) {
+      if (action === 'block') {
+        refusal = blockRefusal(this.config.blockResponse, info.requestId);
+        outcome = 'blocked';
+        this.stats.refused.blocked++;
+      } else {
+        // The evaluator always attaches the limit that decided a rate_limit decision.
+        refusal = rateLimitRefusal(
+          decision.rateLimit as NonNullable<Decision['rateLimit']>,
+          info.requestId,
+        );
+        outcome = 'rate_limited';
+        this.stats.refused.rateLimited++;
+      }
+    } else {
+      if (refusing) this.stats.monitored++;
+      if (mode === 'enforce' && action === 'pass' && decision.rateLimit)
+        passHeaders = rateLimitHeaders(decision.rateLimit);
+    }
+    const reportMode = mode === 'monitor' || decision.mode === 'monitor' ? 'monitor' : 'enforce';
+    const important = refusing || decision.mode === 'monitor' || decision.monitored !== null;
+    this.record(req, info, action, reportMode, decision, outcome, important);
+    return { info, refusal, passHeaders };
+  }
+
+  /** No snapshot, or an error: the fail mode decides (monitor mode never refuses). */
+  private failed(
+    req: IncomingMessage,
+    requestId: string,
+    clientIp: string,
+    mode: RampartMode,
+    error: boolean,
+  ): Verdict {
+    const info: RampartRequestInfo = {
+      requestId,
+      decision: null,
+      clientIp,
+      mode,
+      timings: NO_TIMINGS,
+    };
+    const refuse = this.config.failMode === 'closed' && mode === 'enforce';
+    if (refuse) this.stats.refused.failedClosed++;
+    try {
+      this.record(
+        req,
+        info,
+        'unevaluated',
+        'enforce',
+        null,
+        refuse ? 'failed_closed' : 'failed_open',
+        error,
+      );
+    } catch {
+      // reporting must not turn a handled failure into an unhandled one
+    }
+    return { info, refusal: refuse ? unavailableRefusal(requestId) : null, passHeaders: null };
+  }
+
+  private off(req: IncomingMessage): Verdict {
+    const info: RampartRequestInfo = {
+      requestId: requestIdOf(req.headers['x-request-id']),
+      decision: null,
+      clientIp: safeClientIp(req, this.proxies),
+      mode: 'off',
+      timings: NO_TIMINGS,
+    };
+    return { info, refusal: null, passHeaders: null };
+  }
+
+  /** Counts the request and, when important or sampled, queues its event. */
+  private record(
+    req: IncomingMessage,
+    info: RampartRequestInfo,
+    action: ReportAction,
+    mode: 'enforce' | 'monitor',
+    decision: Decision | null,
+    outcome: Outcome,
+    important: boolean,
+  ): void {
+    if (this.flusher === null || this.flusher.disabled) {
+      if (important) this.stats.reports.dropped++;
+      return;
+    }
+    this.queue.count(action, mode, decision?.ruleId ?? null, outcome);
+    const sampled = !important;
+    if (sampled && !(this.config.passSampleRate > 0 && Math.random() < this.config.passSampleRate))
+      return;
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const accepted = this.queue.push({
+      requestId: info.requestId,
+      time: Date.now(),
+      ip: info.clientIp,
+      method: req.method ?? '',
+      host: req.headers.host ?? '',
+      path: q === -1 ? url : url.slice(0, q),
+      userAgent: req.headers['user-agent'] ?? '',
+      action,
+      mode,
+      outcome,
+      ruleId: decision?.ruleId ?? null,
+      category: decision?.category ?? null,
+      monitoredRuleId: decision?.monitored?.ruleId ?? null,
+      snapshotVersion: decision?.snapshotVersion ?? null,
+      sampled,
+    });
+    if (accepted) {
+      this.stats.reports.queued++;
+      this.flusher.notify();
+    } else {
+      this.stats.reports.dropped++;
+    }
+  }
+}
+
+function safeClientIp(req: IncomingMessage, proxies: TrustedProxies): string {
+  try {
+    return resolveClientIp(req, proxies);
+  } catch {
+    return '';
+  }
+}
+
+/** The evaluator's view of a node request. */
+function requestInfo(req: IncomingMessage, ip: string): RequestInfo {
+  let url = req.url ?? '/';
+  if (url.charCodeAt(0) !== 47 /* / */) url = originForm(url);
+  const q = url.indexOf('?');
+  return {
+    ip,
+    method: req.method ?? 'GET',
+    host: req.headers.host ?? '',
+    path: q === -1 ? url : url.slice(0, q),
+    query: q === -1 ? '' : url.slice(q + 1),
+    userAgent: req.headers['user-agent'] ?? '',
+    headers: plainHeaders(req.headers),
+  };
+}
+
+/** `http://host/p?q` (absolute-form, sent to proxies) to `/p?q`; `*` and garbage stay as they are. */
+function originForm(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.pathname}${parsed.search}`;
+  } catch {
+    return url;
+  }
+}
+
+/**
+ * Node's request headers as string values. Only `set-cookie` can be an array in a request, and
+ * only when a client sends it (they should not); then a copy joins it.
+ */
+function plainHeaders(
+  headers: IncomingMessage['headers'],
+): Readonly<Record<string, string | undefined>> {
+  if (headers['set-cookie'] === undefined)
+    return headers as Readonly<Record<string, string | undefined>>;
+  return { ...headers, 'set-cookie': headers['set-cookie'].join(', ') };
+}

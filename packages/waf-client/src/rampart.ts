@@ -1,0 +1,117 @@
+/**
+ * `createRampart(options)`: the one entry point an app uses.
+ *
+ * ```ts
+ * import { createRampart } from '@rampart/waf-client/rampart';
+ * const rampart = createRampart({ hubUrl, siteKey });      // or RAMPART_* variables
+ * app.use(rampart.middleware);                              // Express / Connect / node:http
+ * await fastify.register(rampart.fastifyPlugin);            // or Fastify
+ * await rampart.ready();                                    // optional: first snapshot or fail mode
+ * process.on('SIGTERM', () => rampart.close());             // flushes reports
+ * ```
+ *
+ * Creating the client validates the configuration (throwing {@link RampartConfigError}) and
+ * starts the background work at once: loading the snapshot from the data directory, polling
+ * the hub, flushing reports. All timers are unref'd: the client never keeps a process alive.
+ * Requests that arrive before a snapshot is loaded get the fail mode (`open` by default).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { TrustedProxies } from './client-ip/trusted-proxies.js';
+import { type RampartConfig, type RampartOptions, resolveConfig } from './config/options.js';
+import { GuardedLogger } from './logging/logger.js';
+import { createConnectMiddleware } from './middleware/connect-middleware.js';
+import { createFastifyPlugin, type RampartFastifyPlugin } from './middleware/fastify-plugin.js';
+import { type RampartRequestInfo, RequestHandler } from './middleware/request-handler.js';
+import { SharedRateLimits } from './rate-limit/rule-keyed-limiter.js';
+import { ReportFlusher } from './reports/report-flusher.js';
+import { ReportQueue } from './reports/report-queue.js';
+import { newStats, type Stats } from './stats/stats.js';
+import { ActiveSnapshot } from './sync/active-snapshot.js';
+import { SnapshotStore } from './sync/snapshot-store.js';
+import { SnapshotSync } from './sync/snapshot-sync.js';
+
+export { RampartConfigError } from './config/options.js';
+export type {
+  RampartConfig,
+  RampartFastifyPlugin,
+  RampartOptions,
+  RampartRequestInfo,
+  Stats as RampartStats,
+};
+
+declare module 'node:http' {
+  interface IncomingMessage {
+    /** Set by the Rampart middleware: the request id, decision and client address. */
+    rampart?: RampartRequestInfo;
+  }
+}
+
+export interface Rampart {
+  /** Express/Connect/node:http middleware. */
+  readonly middleware: (
+    req: IncomingMessage,
+    res: ServerResponse,
+    next: (err?: unknown) => void,
+  ) => void;
+  /** Fastify plugin (`fastify.register(rampart.fastifyPlugin)`), applies to the whole app. */
+  readonly fastifyPlugin: RampartFastifyPlugin;
+  /** Resolves once the first snapshot is in use or the initial sync gave up (fail mode then applies). */
+  ready(): Promise<void>;
+  /** Stops syncing, flushes reports (bounded by `closeTimeoutMs`), releases the snapshot. Idempotent. */
+  close(): Promise<void>;
+  /** A copy of the counters. */
+  stats(): Stats;
+  /** The validated configuration (the site key replaced by `[redacted]`). */
+  readonly config: Readonly<RampartConfig>;
+}
+
+export function createRampart(options: RampartOptions = {}): Rampart {
+  const config = resolveConfig(options);
+  const logger = new GuardedLogger(options.logger ?? console, config.siteKey);
+  const stats = newStats();
+  const limits = new SharedRateLimits(config.rateLimitCapacity);
+  const active = new ActiveSnapshot(limits);
+  const queue = new ReportQueue(config.reportQueueSize);
+  const on = config.mode !== 'off';
+  const flusher = on
+    ? new ReportFlusher(config, queue, stats, logger, () => active.current?.version ?? null)
+    : null;
+  const sync = on
+    ? new SnapshotSync(config, new SnapshotStore(config.dataDir, logger), active, stats, logger)
+    : null;
+  const handler = new RequestHandler(
+    config,
+    new TrustedProxies(config.trustedProxies),
+    active,
+    queue,
+    flusher,
+    stats,
+    logger,
+    sync,
+  );
+
+  flusher?.start();
+  const ready = sync ? sync.start() : Promise.resolve();
+  let closing: Promise<void> | undefined;
+
+  return {
+    middleware: createConnectMiddleware(handler),
+    fastifyPlugin: createFastifyPlugin(handler),
+    config: Object.freeze({ ...config, siteKey: config.siteKey ? '[redacted]' : '' }),
+    ready: () => ready,
+    close: () => {
+      closing ??= (async () => {
+        await sync?.stop();
+        await flusher?.close();
+        active.close();
+      })();
+      return closing;
+    },
+    stats: () => {
+      stats.rateLimits.keys = limits.limiter.size;
+      stats.rateLimits.evictions = limits.limiter.evictions;
+      stats.reports.pending = queue.size;
+      return structuredClone(stats);
+    },
+  };
+}

@@ -1,0 +1,129 @@
+/**
+ * The bounded in-memory store of what happened, filled on the request path and emptied by the
+ * flusher. Recording is O(1) and never blocks, allocates little and never does I/O.
+ *
+ * Two kinds of data, so totals stay exact when events are thinned:
+ * - **counts**: one counter per (action, mode, rule id, outcome) for every request since the
+ *   last batch, always exact (a handful of entries: bounded by the number of rules).
+ * - **events**: one record per request worth looking at. Blocks, rate limits and monitor matches
+ *   are always recorded; passed and allowed requests only as a random sample
+ *   (`passSampleRate`). Events go into a ring buffer of `capacity`; when it is full the new event
+ *   is dropped and counted (the counts still include it).
+ *
+ * A batch that cannot be delivered gives its counts back ({@link mergeCounts}), so the totals
+ * the hub eventually receives stay exact even across failed batches; its events are dropped.
+ */
+import type { DecisionAction, DecisionCategory } from '@rampart/rules-core/evaluator/decision';
+
+/** What the client did with the request. */
+export type Outcome = 'passed' | 'blocked' | 'rate_limited' | 'failed_open' | 'failed_closed';
+
+/** `unevaluated`: no snapshot was loaded, or the WAF failed on this request. */
+export type ReportAction = DecisionAction | 'unevaluated';
+
+export interface ReportEvent {
+  readonly requestId: string;
+  /** Epoch milliseconds. */
+  readonly time: number;
+  readonly ip: string;
+  readonly method: string;
+  readonly host: string;
+  /** Without the query string (it may carry secrets). */
+  readonly path: string;
+  readonly userAgent: string;
+  readonly action: ReportAction;
+  /** `monitor` when the request was let through only because of monitor mode (rule or global). */
+  readonly mode: 'enforce' | 'monitor';
+  readonly outcome: Outcome;
+  readonly ruleId: string | null;
+  readonly category: DecisionCategory | null;
+  /** A monitor-mode rule that matched but did not decide. */
+  readonly monitoredRuleId: string | null;
+  readonly snapshotVersion: number | null;
+  /** True for events kept by sampling (passed or allowed requests). */
+  readonly sampled: boolean;
+}
+
+export interface CountEntry {
+  readonly action: ReportAction;
+  readonly mode: 'enforce' | 'monitor';
+  readonly ruleId: string | null;
+  readonly outcome: Outcome;
+  count: number;
+}
+
+export class ReportQueue {
+  private readonly ring: (ReportEvent | undefined)[];
+  private head = 0;
+  private length = 0;
+  private counts = new Map<string, CountEntry>();
+  /** Events dropped since the last batch was taken (reported in the batch). */
+  droppedSinceBatch = 0;
+  periodStart = Date.now();
+
+  constructor(readonly capacity: number) {
+    this.ring = new Array(capacity);
+  }
+
+  get size(): number {
+    return this.length;
+  }
+
+  get hasCounts(): boolean {
+    return this.counts.size > 0;
+  }
+
+  /** Adds one request to the counts. */
+  count(
+    action: ReportAction,
+    mode: 'enforce' | 'monitor',
+    ruleId: string | null,
+    outcome: Outcome,
+  ): void {
+    const key = `${action}\u0000${mode}\u0000${outcome}\u0000${ruleId ?? ''}`;
+    const entry = this.counts.get(key);
+    if (entry) entry.count++;
+    else this.counts.set(key, { action, mode, ruleId, outcome, count: 1 });
+  }
+
+  /** Appends an event; false (and counted by the caller as dropped) when the queue is full. */
+  push(event: ReportEvent): boolean {
+    if (this.length === this.capacity) {
+      this.droppedSinceBatch++;
+      return false;
+    }
+    this.ring[(this.head + this.length) % this.capacity] = event;
+    this.length++;
+    return true;
+  }
+
+  /** Removes and returns up to `max` of the oldest events. */
+  take(max: number): ReportEvent[] {
+    const n = Math.min(max, this.length);
+    const out: ReportEvent[] = new Array(n);
+    for (let i = 0; i < n; i++) {
+      out[i] = this.ring[this.head] as ReportEvent;
+      this.ring[this.head] = undefined;
+      this.head = (this.head + 1) % this.capacity;
+    }
+    this.length -= n;
+    return out;
+  }
+
+  /** Removes and returns the counts gathered since the last call. */
+  takeCounts(): CountEntry[] {
+    const entries = [...this.counts.values()];
+    this.counts = new Map();
+    return entries;
+  }
+
+  /** Gives back the counts of a batch that could not be delivered. */
+  mergeCounts(entries: readonly CountEntry[]): void {
+    for (const e of entries) {
+      const key = `${e.action}\u0000${e.mode}\u0000${e.outcome}\u0000${e.ruleId ?? ''}`;
+      const entry = this.counts.get(key);
+      if (entry) entry.count += e.count;
+      else this.counts.set(key, { ...e });
+    }
+  }
+}

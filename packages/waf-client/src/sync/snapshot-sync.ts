@@ -1,0 +1,285 @@
+/**
+ * The background loop that keeps the snapshot current. Nothing here runs on the request path:
+ * requests only read {@link ActiveSnapshot.current} and may call {@link SnapshotSync.nudge}.
+ *
+ * - Start: the snapshot named by `current.json` is verified (hash and `openSnapshot`) and used
+ *   at once, then the hub is asked for anything newer.
+ * - Schedule: a poll every `syncIntervalMs` ±20% jitter, plus one after every
+ *   `syncEveryRequests` requests (at most one per second). Polls never overlap.
+ * - A new version is downloaded and verified (see `snapshot-download.ts`), opened with
+ *   `openSnapshot` (SQLite magic, quick_check, schema version, rules), renamed to its content
+ *   address, recorded in `current.json` and swapped in. Old files beyond the retention count are
+ *   pruned.
+ * - Any failure keeps the snapshot in use, is counted and logged (throttled), and the next poll
+ *   waits with exponential backoff and full jitter (from min(1 s, interval) up to
+ *   `syncBackoffMaxMs`).
+ * - 401/403: the key is wrong or revoked. Syncing stops and this is logged once, without the key;
+ *   the snapshot in use stays in force.
+ */
+import { unlink } from 'node:fs/promises';
+import {
+  openSnapshot,
+  type Snapshot,
+  SnapshotOpenError,
+} from '@rampart/rules-core/snapshot/reader';
+import type { RampartConfig } from '../config/options.js';
+import { describeError, type GuardedLogger } from '../logging/logger.js';
+import { backoffDelay, jittered } from '../retry/backoff.js';
+import type { Stats } from '../stats/stats.js';
+import type { ActiveSnapshot } from './active-snapshot.js';
+import { DownloadError, pollHub } from './snapshot-download.js';
+import type { SnapshotStore } from './snapshot-store.js';
+
+const MIN_NUDGE_SPACING_MS = 1000;
+const USER_AGENT = 'rampart-waf-client/0.1.0';
+
+export class SnapshotSync {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private failures = 0;
+  private lastPollAt = 0;
+  private stopped = false;
+  private readonly abort = new AbortController();
+
+  constructor(
+    private readonly config: RampartConfig,
+    private readonly store: SnapshotStore,
+    private readonly active: ActiveSnapshot,
+    private readonly stats: Stats,
+    private readonly logger: GuardedLogger,
+  ) {}
+
+  /**
+   * Prepares the data directory, installs the snapshot found on disk, polls the hub once and
+   * starts the schedule. Resolves when a snapshot is in use or the first poll failed; never rejects.
+   */
+  async start(): Promise<void> {
+    try {
+      await this.store.prepare();
+      await this.loadFromDisk();
+    } catch (error) {
+      this.stats.errors++;
+      this.logger.error(
+        `cannot use the data directory ${this.store.dataDir}: ${describeError(error)}`,
+      );
+    }
+    if (this.stopped) return;
+    await this.poll();
+    this.schedule();
+  }
+
+  /** Called on requests: polls early after `syncEveryRequests` requests (never while backing off). */
+  nudge(): void {
+    if (this.stopped || this.running || this.failures > 0) return;
+    if (Date.now() - this.lastPollAt < MIN_NUDGE_SPACING_MS) return;
+    clearTimeout(this.timer);
+    // setImmediate: the poll starts after the current request is handled, not inside it.
+    setImmediate(() => {
+      void this.poll().then(() => this.schedule());
+    }).unref();
+  }
+
+  /** Stops polling; an ongoing download is aborted (its temporary file removed). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.abort.abort();
+    await this.running;
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    clearTimeout(this.timer);
+    const delay =
+      this.failures === 0
+        ? jittered(this.config.syncIntervalMs)
+        : Math.max(
+            50,
+            backoffDelay(this.failures, {
+              baseMs: Math.min(1000, this.config.syncIntervalMs),
+              maxMs: Math.max(this.config.syncBackoffMaxMs, 100),
+            }),
+          );
+    this.timer = setTimeout(() => {
+      void this.poll().then(() => this.schedule());
+    }, delay);
+    this.timer.unref();
+  }
+
+  /** One poll; concurrent callers share it. Never rejects. */
+  private poll(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    this.running ??= this.pollOnce().finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  private async pollOnce(): Promise<void> {
+    this.lastPollAt = Date.now();
+    const current = this.active.current;
+    try {
+      const result = await pollHub(
+        {
+          hubUrl: this.config.hubUrl,
+          siteKey: this.config.siteKey,
+          instanceId: this.config.instanceId,
+          current: current ? { sha256: current.sha256, version: current.version } : null,
+          idleTimeoutMs: this.config.syncTimeoutMs,
+          userAgent: USER_AGENT,
+          signal: this.abort.signal,
+        },
+        this.store,
+      );
+      switch (result.kind) {
+        case 'not_modified':
+          break;
+        case 'unauthorized':
+          this.stopped = true;
+          this.stats.sync.unauthorized = true;
+          this.stats.sync.failures++;
+          this.logger.onlyOnce(
+            'unauthorized',
+            'error',
+            `the hub refused the site key (HTTP ${result.status}); snapshot sync is stopped until restart. ` +
+              `Check RAMPART_SITE_KEY / siteKey (the key is not logged). ` +
+              (current
+                ? `Snapshot version ${current.version} stays in use.`
+                : 'No snapshot is loaded: the fail mode applies.'),
+          );
+          return;
+        case 'present':
+          await this.adopt(
+            this.store.pathOf(result.sha256),
+            result.sha256,
+            result.version,
+            'reused',
+          );
+          break;
+        case 'downloaded':
+          await this.installDownload(result.tempPath, result.sha256, result.version);
+          this.stats.sync.downloads++;
+          this.stats.sync.bytesDownloaded += result.bytes;
+          break;
+      }
+      this.stats.sync.successes++;
+      this.stats.sync.lastSuccessAt = Date.now();
+      this.stats.sync.lastError = null;
+      if (this.failures > 0)
+        this.logger.info(`snapshot sync recovered after ${this.failures} failed attempt(s)`);
+      this.failures = 0;
+    } catch (error) {
+      if (this.stopped) return; // aborted by stop()
+      this.failures++;
+      this.stats.sync.failures++;
+      this.stats.sync.lastError = describeError(error);
+      const kept = this.active.current;
+      this.logger.throttled(
+        'sync-failure',
+        'warn',
+        `snapshot sync failed (attempt ${this.failures}): ${describeError(error)}; ` +
+          (kept
+            ? `keeping snapshot version ${kept.version}`
+            : 'no snapshot loaded yet, the fail mode applies'),
+      );
+    }
+  }
+
+  /** Verifies a downloaded temporary file, moves it into place and swaps it in. */
+  private async installDownload(tempPath: string, sha256: string, version: number): Promise<void> {
+    let snapshot: Snapshot;
+    try {
+      snapshot = await this.open(tempPath, version);
+    } catch (error) {
+      await unlink(tempPath).catch(() => undefined);
+      throw error;
+    }
+    try {
+      await this.store.publish(tempPath, sha256);
+    } catch (error) {
+      snapshot.close();
+      await unlink(tempPath).catch(() => undefined);
+      throw error;
+    }
+    await this.swap(snapshot, sha256);
+  }
+
+  /**
+   * Uses a snapshot file already in the data directory (found at start, or downloaded by another
+   * process of this host): its hash is checked again, the file could have been damaged on disk.
+   */
+  private async adopt(
+    path: string,
+    sha256: string,
+    version: number | null,
+    how: 'reused' | 'disk',
+  ): Promise<void> {
+    const actual = await this.store.hashFile(path);
+    if (actual !== sha256) {
+      await unlink(path).catch(() => undefined); // a damaged content-addressed file helps nobody
+      throw new DownloadError(`${path} does not have the SHA-256 its name says; removed it`);
+    }
+    const snapshot = await this.open(path, version);
+    await this.swap(snapshot, sha256);
+    if (how === 'reused') this.stats.sync.reused++;
+  }
+
+  private async open(path: string, expectedVersion: number | null): Promise<Snapshot> {
+    let snapshot: Snapshot;
+    try {
+      snapshot = await openSnapshot(path);
+    } catch (error) {
+      if (error instanceof SnapshotOpenError) this.stats.sync.rejected[error.reason]++;
+      throw error;
+    }
+    if (expectedVersion !== null && snapshot.version !== expectedVersion) {
+      snapshot.close();
+      this.stats.sync.rejected.invalid_content++;
+      throw new DownloadError(
+        `the snapshot file holds version ${snapshot.version}, the hub announced ${expectedVersion}`,
+      );
+    }
+    return snapshot;
+  }
+
+  private async swap(snapshot: Snapshot, sha256: string): Promise<void> {
+    if (this.stopped) {
+      snapshot.close();
+      return;
+    }
+    const previous = this.active.current;
+    const installed = this.active.install(snapshot, sha256);
+    this.stats.snapshotVersion = installed.version;
+    this.stats.sync.lastSwapMs = this.active.lastSwapMs;
+    this.logger.info(
+      previous
+        ? `snapshot version ${installed.version} in use (was ${previous.version}); ${snapshot.rules.length} rules`
+        : `snapshot version ${installed.version} in use; ${snapshot.rules.length} rules`,
+    );
+    const pointer = await this.store.readPointer();
+    if (pointer?.sha256 !== sha256) {
+      await this.store
+        .writePointer({ sha256, version: installed.version })
+        .catch((error: unknown) => {
+          this.logger.warn(`could not update ${this.store.pointerPath}: ${describeError(error)}`);
+        });
+    }
+    const keep = new Set([sha256]);
+    if (previous) keep.add(previous.sha256);
+    await this.store.prune(keep, this.config.snapshotRetention);
+  }
+
+  private async loadFromDisk(): Promise<void> {
+    const pointer = await this.store.readPointer();
+    if (!pointer) return;
+    const path = this.store.pathOf(pointer.sha256);
+    try {
+      await this.adopt(path, pointer.sha256, null, 'disk');
+      this.stats.sync.loadedFromDisk = true;
+    } catch (error) {
+      this.logger.warn(
+        `the snapshot named by ${this.store.pointerPath} cannot be used (${describeError(error)}); waiting for the hub`,
+      );
+    }
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * A real HTTP receiver for report batches (the hub's ingestion is a later issue): gunzips and
+ * parses every POST, and answers with a scripted sequence of statuses (then 200).
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { gunzipSync } from 'node:zlib';
+import type { ReportBatch } from '../reports/report-flusher.js';
+
+export interface ScriptedAnswer {
+  readonly status: number;
+  readonly headers?: Record<string, string>;
+}
+
+export interface ReportReceiver {
+  readonly url: string;
+  /** Batches answered 2xx, parsed. */
+  readonly batches: ReportBatch[];
+  /** Every attempt: status answered, time received, headers. */
+  readonly attempts: {
+    status: number;
+    at: number;
+    encoding: string | undefined;
+    authorization: string | undefined;
+    contentType: string | undefined;
+  }[];
+  /** Answers for the next requests, consumed in order. */
+  readonly script: ScriptedAnswer[];
+  close(): Promise<void>;
+}
+
+export async function startReportReceiver(): Promise<ReportReceiver> {
+  const receiver: ReportReceiver = {
+    url: '',
+    batches: [],
+    attempts: [],
+    script: [],
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const answer = receiver.script.shift() ?? { status: 200 };
+      receiver.attempts.push({
+        status: answer.status,
+        at: Date.now(),
+        encoding: req.headers['content-encoding'],
+        authorization: req.headers.authorization,
+        contentType: req.headers['content-type'],
+      });
+      if (answer.status >= 200 && answer.status < 300) {
+        receiver.batches.push(
+          JSON.parse(gunzipSync(Buffer.concat(chunks)).toString('utf8')) as ReportBatch,
+        );
+      }
+      res.writeHead(answer.status, answer.headers ?? {}).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  (receiver as { url: string }).url =
+    `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/reports`;
+  return receiver;
+}
