@@ -46,7 +46,13 @@ export function createFastifyPlugin(handler: RequestHandler): RampartFastifyPlug
     _options: unknown,
     done: (err?: Error) => void,
   ): void {
-    if (!instance.hasRequestDecorator('rampart')) instance.decorateRequest('rampart', null);
+    // Registered already (in this context or an ancestor, whose decorators are inherited): a
+    // second hook would evaluate, count rate limits and report every request twice.
+    if (instance.hasRequestDecorator('rampart')) {
+      done();
+      return;
+    }
+    instance.decorateRequest('rampart', null);
     instance.addHook('onRequest', (request, reply, hookDone) => {
       const verdict = handler.handle(request.raw);
       request.raw.rampart = verdict.info;

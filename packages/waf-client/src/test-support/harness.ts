@@ -1,0 +1,156 @@
+/**
+ * Test plumbing: a client with a collecting logger and a temporary data directory, a real
+ * node:http app behind the middleware that echoes `req.rampart`, and a raw HTTP caller (exact
+ * headers, IPv4 or IPv6 loopback).
+ */
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type Server,
+} from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { expect } from 'vitest';
+import type { RampartOptions } from '../config/options.js';
+import type { RampartLogger } from '../logging/logger.js';
+import type { RampartRequestInfo } from '../middleware/request-handler.js';
+import { createRampart, type Rampart } from '../rampart.js';
+import { temporaryDirectory } from './snapshots.js';
+
+export const SITE_KEY = 'rk_test_0123456789abcdefghijklmnopqrstuv';
+
+export interface CollectingLogger extends RampartLogger {
+  readonly lines: string[];
+}
+
+export function collectingLogger(): CollectingLogger {
+  const lines: string[] = [];
+  const push =
+    (level: string) =>
+    (message: string, ...rest: unknown[]) =>
+      void lines.push(`${level} ${message}${rest.length ? ` ${JSON.stringify(rest)}` : ''}`);
+  return { lines, info: push('info'), warn: push('warn'), error: push('error') };
+}
+
+export interface TestClient {
+  readonly rampart: Rampart;
+  readonly logger: CollectingLogger;
+  readonly dataDir: string;
+  /** Closes the client, checks the key never reached the logger, removes the data directory. */
+  close(): Promise<void>;
+}
+
+export function testClient(options: RampartOptions & { keepDataDir?: boolean }): TestClient {
+  const temp = options.dataDir ? null : temporaryDirectory();
+  const logger = collectingLogger();
+  const dataDir = options.dataDir ?? (temp as { dir: string }).dir;
+  const rampart = createRampart({
+    siteKey: SITE_KEY,
+    syncIntervalMs: 60_000,
+    syncEveryRequests: 0,
+    reportIntervalMs: 60_000,
+    env: {},
+    logger,
+    ...options,
+    dataDir,
+  });
+  return {
+    rampart,
+    logger,
+    dataDir,
+    close: async () => {
+      await rampart.close();
+      expect(logger.lines.join('\n')).not.toContain(options.siteKey ?? SITE_KEY);
+      if (!options.keepDataDir) temp?.remove();
+    },
+  };
+}
+
+export interface TestApp {
+  readonly port: number;
+  readonly server: Server;
+  close(): Promise<void>;
+}
+
+/** A node:http app: the middleware, then a handler answering 200 with `req.rampart` as JSON. */
+export async function startApp(rampart: Rampart, host = '127.0.0.1'): Promise<TestApp> {
+  const server = createServer((req, res) => {
+    rampart.middleware(req, res, (err?: unknown) => {
+      if (err) {
+        res.writeHead(500).end(String(err));
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(req.rampart ?? null));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    server,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+export interface Answer {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: string;
+  /** `req.rampart` as the app saw it (when the app answered). */
+  readonly info: RampartRequestInfo | null;
+}
+
+export function call(
+  port: number,
+  path = '/',
+  options: { method?: string; headers?: Record<string, string>; host?: string } = {},
+): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      {
+        host: options.host ?? '127.0.0.1',
+        port,
+        path,
+        method: options.method ?? 'GET',
+        headers: options.headers,
+        agent: false,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const body = Buffer.concat(chunks).toString('utf8');
+          const json = res.headers['content-type'] === 'application/json';
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body,
+            info: json ? (JSON.parse(body) as RampartRequestInfo) : null,
+          });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Polls `probe` every 20 ms until it is truthy; fails after `timeoutMs`. */
+export async function eventually<T>(
+  what: string,
+  probe: () => T | Promise<T>,
+  timeoutMs = 10_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
