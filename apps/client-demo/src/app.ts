@@ -89,9 +89,9 @@ export async function createDemoApp(options: DemoAppOptions): Promise<DemoApp> {
   installBeforeHeaders(app, [serverTimingHook(wafOutcome), sessionCommitHook(session)]);
 
   app.use(markRequestStart);
+  if (config.logRequests) app.use(requestLog(log, wafOutcome));
   if (waf) app.use(waf.middleware);
   app.use(markHandlerStart);
-  if (config.logRequests) app.use(requestLog(log, wafOutcome));
   app.use('/assets', express.static(PUBLIC_DIR, { maxAge: '1h', index: false }));
   app.use(
     routes({

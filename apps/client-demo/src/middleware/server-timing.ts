@@ -4,9 +4,12 @@
  *
  *     Server-Timing: waf;dur=0.012;desc="pass/enforce", ip;dur=0.002, app;dur=1.734, total;dur=1.801
  *
- * - `waf`: the WAF's evaluation, with its decision as `<action>/<mode>` (`block/monitor` means
- *   "would have blocked"); `desc="off"` when the WAF is off. The deciding rule is deliberately
- *   not named: that would tell an attacker which rule to work around.
+ * - `waf`: the WAF's evaluation and its decision as `<action>/<mode>`, where the mode is
+ *   `enforce` only when both the client and the deciding rule enforce (`block/monitor` means
+ *   "would have blocked, let through"). Without `dur`: `desc="off"` (WAF off),
+ *   `desc="unevaluated/<mode>"` (no snapshot yet or a WAF failure: the fail mode applied),
+ *   `desc="none"` (no WAF in this process). The deciding rule is deliberately not named: that
+ *   would tell an attacker which rule to work around.
  * - `ip`: resolving the client address (trusted proxies).
  * - `app`: from the end of the WAF middleware to the headers (the route's handler).
  * - `total`: from the first middleware to the headers.
@@ -36,7 +39,7 @@ export function markHandlerStart(req: Request, _res: Response, next: NextFunctio
 
 /** The WAF outcome the header describes (what `@rampart/waf-client` leaves on `req.rampart`). */
 export interface WafOutcome {
-  readonly decision: { readonly action: string } | null;
+  readonly decision: { readonly action: string; readonly mode: string } | null;
   readonly mode: string;
   readonly timings: { readonly resolveIpMs: number; readonly evaluateMs: number };
 }
@@ -56,9 +59,13 @@ export function serverTimingHook(wafOutcome: WafOutcomeOf) {
     let header: string;
     const waf = wafOutcome(req);
     if (waf === undefined) header = 'waf;desc="none"';
-    else if (waf.decision === null || waf.mode === 'off') header = `waf;desc="${waf.mode}"`;
+    else if (waf.mode === 'off') header = 'waf;desc="off"';
+    else if (waf.decision === null) header = `waf;desc="unevaluated/${waf.mode}"`;
     else {
-      header = `waf;dur=${ms(waf.timings.evaluateMs)};desc="${waf.decision.action}/${waf.mode}", ip;dur=${ms(waf.timings.resolveIpMs)}`;
+      // A decision is enforced only when the client and the deciding rule are both in enforce.
+      const mode =
+        waf.mode === 'enforce' && waf.decision.mode === 'enforce' ? 'enforce' : 'monitor';
+      header = `waf;dur=${ms(waf.timings.evaluateMs)};desc="${waf.decision.action}/${mode}", ip;dur=${ms(waf.timings.resolveIpMs)}`;
     }
     const handlerStarted = timed[HANDLER_STARTED];
     if (handlerStarted !== undefined) header += `, app;dur=${ms(now - handlerStarted)}`;
