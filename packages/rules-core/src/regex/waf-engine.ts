@@ -43,10 +43,10 @@ export class SregexMatcher implements RegexMatcher {
       let t = dfa.trans[s + cls] as number;
       if (t === UNBUILT) t = dfa.build(s, cls);
       // The search is unanchored, so only a match can make a transition special here.
-      if ((t & 3) !== 0 && (dfa.flags[((t >> 2) / dfa.stride) | 0] as number) & HAS_MATCH) {
+      if ((t & 3) !== 0 && (dfa.flags[((t >> 3) / dfa.stride) | 0] as number) & HAS_MATCH) {
         return true;
       }
-      s = t >> 2;
+      s = t >> 3;
     }
     return dfa.eoi(s).rule >= 0;
   }

@@ -8,6 +8,7 @@
  */
 import { type DfaOptions, LazyDfa, type MatchKind } from '../regex/lazy-dfa/lazy-dfa.js';
 import { compileNfa, type Nfa, NfaTooLargeError } from '../regex/nfa/nfa.js';
+import { BoundedBacktracker } from '../regex/pike-vm/bounded-backtracker.js';
 import { PikeVm } from '../regex/pike-vm/pike-vm.js';
 import type { ParsedPattern } from '../regex/syntax/ast.js';
 import { parsePattern, RegexSyntaxError } from '../regex/syntax/parser.js';
@@ -52,6 +53,7 @@ export interface CompiledRule {
 
 export class CompiledRuleSet {
   private readonly vms: Array<PikeVm | undefined>;
+  private readonly backtrackers: Array<BoundedBacktracker | undefined>;
 
   constructor(
     readonly rules: readonly CompiledRule[],
@@ -59,6 +61,30 @@ export class CompiledRuleSet {
     readonly dfa: LazyDfa,
   ) {
     this.vms = rules.map(() => undefined);
+    this.backtrackers = rules.map(() => undefined);
+  }
+
+  /**
+   * Capture slots of `rule`'s match over `bytes[start, end)` (see PikeVm.captures): by bounded
+   * backtracking when the span is short enough, else by the Pike VM. Same result either way.
+   */
+  captures(
+    rule: number,
+    bytes: Uint8Array,
+    start: number,
+    end: number,
+    prev: number,
+    next: number,
+  ): Int32Array | undefined {
+    let bt = this.backtrackers[rule];
+    if (bt === undefined) {
+      const range = this.nfa.ruleRanges[rule];
+      if (range === undefined) throw new RangeError(`no rule ${rule}`);
+      bt = new BoundedBacktracker(this.nfa, rule, range);
+      this.backtrackers[rule] = bt;
+    }
+    if (bt.fits(end - start)) return bt.captures(bytes, start, end, prev, next);
+    return this.pikeVm(rule).captures(bytes, start, end, prev, next);
   }
 
   get matchKind(): MatchKind {

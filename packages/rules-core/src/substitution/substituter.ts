@@ -28,6 +28,7 @@ import {
   FINAL,
   HAS_MATCH,
   MATCH_ONLY,
+  PUSH_ONLY,
   SLOW,
   UNBUILT,
 } from '../regex/lazy-dfa/lazy-dfa.js';
@@ -85,6 +86,8 @@ export class Substituter {
   private generation: number;
   /** Start positions of the live groups of partial matches (see LazyDfa). */
   private readonly regs: number[] = [];
+  /** The DFA's idle-state skip tables (undefined: no skipping). */
+  private readonly skip: ReturnType<CompiledRuleSet['dfa']['skipTables']>;
   /** Earliest position whose consumption requires the buffer-limit check. */
   private deadline = Infinity;
 
@@ -121,6 +124,7 @@ export class Substituter {
     this.allOnce = set.rules.every((r) => r.once);
     this.onceLeft = n;
     this.passthrough = n === 0;
+    this.skip = set.dfa.skipTables();
     this.state = set.dfa.start(-1);
     this.saved = set.dfa.stateAt(this.state);
     this.generation = set.dfa.generation;
@@ -248,53 +252,31 @@ export class Substituter {
     return this.contextByte;
   }
 
-  /** Runs the DFA over every byte received. */
+  /** Runs the DFA over every byte received; the per-byte work is in {@link runDfa}. */
   private scan(): void {
     const dfa = this.set.dfa;
-    const classes = dfa.classes;
     while (this.scanPos < this.bufEnd && !this.passthrough) {
-      const buf = this.buf;
       const base = this.bufStart;
-      const trans = dfa.trans;
-      const acts = dfa.acts;
-      const regs = this.regs;
-      const end = this.bufEnd - base;
-      let deadline = this.deadline;
-      let stop = Math.min(this.bufEnd, deadline) - base;
-      let i = this.scanPos - base;
-      let s = this.state;
-      let matchTarget = -1;
-      let matchAt = 0;
-      while (i < stop) {
-        const at = s + (classes[buf[i] as number] as number);
-        const t = trans[at] as number;
-        const code = t & 3;
-        if (code !== 0) {
-          if (code === SLOW) break;
-          if (code === MATCH_ONLY) {
-            // A match that moves no register: only the last one seen matters.
-            matchTarget = t >> 2;
-            matchAt = i;
-          } else {
-            // PUSH_ONLY: a partial match starts here. When it is the only live one, the
-            // buffer-limit deadline moves to it (never later: deadlines stay conservative).
-            const reg = acts[at] as number;
-            regs[reg] = i + base;
-            if (reg === 0 && i + base + this.maxBuffered < deadline) {
-              deadline = i + base + this.maxBuffered;
-              stop = Math.min(end, deadline - base);
-            }
-          }
-        }
-        s = t >> 2;
-        i++;
-      }
-      this.deadline = deadline;
-      if (matchTarget >= 0) this.recordMatch(matchTarget, matchAt + base);
-      this.state = s;
+      const stop = Math.min(this.bufEnd, this.deadline) - base;
+      const i = runDfa(
+        this.buf,
+        this.scanPos - base,
+        stop,
+        this.bufEnd - base,
+        base,
+        this.state,
+        dfa,
+        this.regs,
+        this.deadline,
+        this.maxBuffered,
+        this.skip,
+      );
+      this.deadline = scanOut.deadline;
+      if (scanOut.matchTarget >= 0) this.recordMatch(scanOut.matchTarget, scanOut.matchAt + base);
+      this.state = scanOut.state;
       this.scanPos = i + base;
       if (this.scanPos >= this.bufEnd) break;
-      this.step(buf[i] as number);
+      this.step(this.buf[i] as number);
     }
   }
 
@@ -311,7 +293,7 @@ export class Substituter {
     } else {
       action = dfa.actionAt(this.state, cls);
     }
-    const target = t >> 2;
+    const target = t >> 3;
     const p = this.scanPos;
     const flags = dfa.flags[(target / dfa.stride) | 0] as number;
     if ((flags & HAS_MATCH) !== 0) this.recordMatch(target, p);
@@ -452,15 +434,9 @@ export class Substituter {
     let slots: Int32Array | undefined;
     if (template.usesGroups) {
       const next = end < this.bufEnd ? (this.buf[end - this.bufStart] as number) : END_OF_INPUT;
-      slots = this.set
-        .pikeVm(rule)
-        .captures(
-          this.buf,
-          start - this.bufStart,
-          end - this.bufStart,
-          this.byteBefore(start),
-          next,
-        );
+      const from = start - this.bufStart;
+      const to = end - this.bufStart;
+      slots = this.set.captures(rule, this.buf, from, to, this.byteBefore(start), next);
     }
     for (const part of template.parts) {
       if (typeof part !== 'number') this.push(part);
@@ -520,13 +496,10 @@ export class Substituter {
       for (let i = 0; i < ops.length; i += 2) {
         const a = ops[i] as number;
         if (a >= 0) {
-          const b = ops[i + 1] as number;
-          result.set(buf.subarray(a, b), at);
-          at += b - a;
+          at = copyInto(result, at, buf, a, ops[i + 1] as number);
         } else {
           const literal = this.literals[-1 - a] as Uint8Array;
-          result.set(literal, at);
-          at += literal.length;
+          at = copyInto(result, at, literal, 0, literal.length);
         }
       }
     }
@@ -534,4 +507,121 @@ export class Substituter {
     this.literals.length = 0;
     return result;
   }
+}
+
+/** Copies `source[from, to)` to `target[at...]`; short runs byte by byte (no view allocated). */
+function copyInto(
+  target: Buffer,
+  at: number,
+  source: Uint8Array,
+  from: number,
+  to: number,
+): number {
+  if (to - from > 48) {
+    target.set(source.subarray(from, to), at);
+    return at + to - from;
+  }
+  let j = at;
+  for (let i = from; i < to; i++) target[j++] = source[i] as number;
+  return j;
+}
+
+/** What {@link runDfa} leaves besides the index it returns (module scratch: no allocation). */
+const scanOut = { state: 0, matchTarget: -1, matchAt: 0, deadline: 0, facts: 0 };
+
+type SkipTables = ReturnType<CompiledRuleSet['dfa']['skipTables']>;
+
+/**
+ * The hot loop: one transition per byte from `i` until `stop` or a transition that needs the
+ * slow path (returned index: that byte, not consumed). Match-only transitions are remembered,
+ * push-only ones start a register, and idle states hand over to {@link skipPositions}. Kept
+ * outside the class, with everything in locals, so V8 optimises it as one simple loop.
+ */
+function runDfa(
+  buf: Uint8Array,
+  i: number,
+  stop: number,
+  end: number,
+  base: number,
+  s: number,
+  dfa: CompiledRuleSet['dfa'],
+  regs: number[],
+  deadline: number,
+  maxBuffered: number,
+  skip: SkipTables,
+): number {
+  const classes = dfa.classes;
+  const trans = dfa.trans;
+  const acts = dfa.acts;
+  let matchTarget = -1;
+  let matchAt = 0;
+  while (i < stop) {
+    const at = s + (classes[buf[i] as number] as number);
+    const t = trans[at] as number;
+    if ((t & 7) !== 0) {
+      const code = t & 3;
+      if (code === SLOW) break;
+      if (code === MATCH_ONLY) {
+        // A match that moves no register: only the last one seen matters.
+        matchTarget = t >> 3;
+        matchAt = i;
+      } else if (code === PUSH_ONLY) {
+        // A partial match starts here. When it is the only live one, the buffer-limit deadline
+        // moves to it (never later: deadlines stay conservative).
+        const reg = acts[at] as number;
+        regs[reg] = i + base;
+        if (reg === 0 && i + base + maxBuffered < deadline) {
+          deadline = i + base + maxBuffered;
+          stop = Math.min(end, deadline - base);
+        }
+      } else if (skip !== undefined) {
+        // Back in an idle state: skip every position where no match can start.
+        s = t >> 3;
+        i++;
+        const skipped = skipPositions(buf, i, stop, dfa, s, skip);
+        if (skipped !== i) {
+          i = skipped;
+          s = dfa.startOffsetTable[scanOut.facts] as number;
+        }
+        continue;
+      }
+    }
+    s = t >> 3;
+    i++;
+  }
+  scanOut.state = s;
+  scanOut.matchTarget = matchTarget;
+  scanOut.matchAt = matchAt;
+  scanOut.deadline = deadline;
+  return i;
+}
+
+/**
+ * From the idle state `s` at index `i`, the first index where a match may start (see
+ * `LazyDfa.skipTables`); `scanOut.facts` gets the behind facts there.
+ */
+function skipPositions(
+  buf: Uint8Array,
+  i: number,
+  stop: number,
+  dfa: CompiledRuleSet['dfa'],
+  s: number,
+  skip: NonNullable<SkipTables>,
+): number {
+  const classes = dfa.classes;
+  const stride = dfa.stride;
+  const square = stride * stride;
+  const idles = dfa.startOffsetTable;
+  const { pairs, nextFacts } = skip;
+  let f = dfa.behindOf[(s / stride) | 0] as number;
+  while (i + 1 < stop) {
+    const c1 = classes[buf[i] as number] as number;
+    if (pairs[f * square + c1 * stride + (classes[buf[i + 1] as number] as number)] !== 0) break;
+    const g = nextFacts[c1] as number;
+    if ((idles[g] as number) < 0) break;
+    f = g;
+    i++;
+  }
+  scanOut.facts = f;
+  return i;
 }

@@ -64,13 +64,17 @@ export interface DfaState {
 export const HAS_MATCH = 1;
 /** State flag: no thread is alive and no match can start: the pending match is final. */
 export const FINAL = 2;
+/** State flag: an unanchored start state (no partial match, nothing pending). */
+export const IDLE = 4;
 
 /** Transition codes, the low two bits of a transition (see {@link LazyDfa.trans}). */
 export const SLOW = 1;
 export const MATCH_ONLY = 2;
 export const PUSH_ONLY = 3;
+/** Bit 2 of a transition: the target is an idle start state (see {@link LazyDfa.skipTables}). */
+export const IDLE_TARGET = 4;
 /** A transition not built yet; its low bits read as SLOW. */
-export const UNBUILT = -3;
+export const UNBUILT = -7;
 
 /** Transition action codes (see {@link LazyDfa.actions}). */
 export const ACTION_NONE = 0;
@@ -90,11 +94,12 @@ export class LazyDfa {
 
   /**
    * `trans[stateOffset + class]`: {@link UNBUILT} when not built yet, else
-   * `targetOffset * 4 + code`, where code 0 is a plain transition, {@link SLOW} needs the slow
+   * `targetOffset * 8 + code`, where code 0 is a plain transition, {@link SLOW} needs the slow
    * path (general register action, final state, or push and match together),
    * {@link MATCH_ONLY} only reports a match (registers do not move, so a scanning loop may just
    * remember the last one) and {@link PUSH_ONLY} only starts a new group (its `acts` entry is
-   * the register to set to the current position). A state offset is `id * stride`.
+   * the register to set to the current position); bit {@link IDLE_TARGET} is added when the
+   * target is an idle start state. A state offset is `id * stride`.
    */
   trans: Int32Array;
   /**
@@ -107,9 +112,14 @@ export class LazyDfa {
   ruleOf: Int32Array;
   regOf: Int32Array;
   olderOf: Int32Array;
+  behindOf: Int32Array;
   private states: DfaState[] = [];
   private readonly byKey = new Map<string, number>();
   private startOffsets: Int32Array;
+  /** Start states by behind facts: their content never changes, so they survive cache clears. */
+  private readonly startStates = new Map<number, DfaState>();
+  private skip: { readonly pairs: Uint8Array; readonly nextFacts: Uint8Array } | undefined | null =
+    null;
   private eoiRule: Int32Array;
   private eoiReg: Int32Array;
   /** General register actions: for each new register, the old register it copies or -1 (p). */
@@ -147,6 +157,7 @@ export class LazyDfa {
     this.ruleOf = new Int32Array(initial);
     this.regOf = new Int32Array(initial);
     this.olderOf = new Int32Array(initial);
+    this.behindOf = new Int32Array(initial);
     this.eoiRule = new Int32Array(initial).fill(-2);
     this.eoiReg = new Int32Array(initial);
     this.startOffsets = new Int32Array(8).fill(-1);
@@ -159,16 +170,110 @@ export class LazyDfa {
 
   /** The unanchored start state at a position whose previous byte is `prev` (-1: body start). */
   start(prev: number): number {
-    const behind = behindFacts(prev) & this.behindMask;
+    return this.startFor(behindFacts(prev) & this.behindMask);
+  }
+
+  /** The unanchored start state for (masked) behind facts. */
+  startFor(behind: number): number {
     const cached = this.startOffsets[behind] as number;
     if (cached >= 0) return cached;
-    this.stepped.clear();
-    const out: number[] = [];
-    this.stepClosure(0, behind, out);
-    const state = makeState(out, [out.length], true, behind, -1, -1, 0);
-    const offset = this.intern(state);
+    const offset = this.intern(this.startState(behind));
     this.startOffsets[behind] = offset;
     return offset;
+  }
+
+  /**
+   * Start offsets by behind facts (-1: not built in this cache generation). Scanning loops read
+   * it to jump between idle states without calling into the DFA.
+   */
+  get startOffsetTable(): Int32Array {
+    return this.startOffsets;
+  }
+
+  private startState(behind: number): DfaState {
+    let state = this.startStates.get(behind);
+    if (state === undefined) {
+      this.stepped.clear();
+      const out: number[] = [];
+      this.stepClosure(0, behind, out);
+      state = makeState(out, [out.length], true, behind, -1, -1, 0);
+      this.startStates.set(behind, state);
+    }
+    return state;
+  }
+
+  private isIdle(state: DfaState): boolean {
+    if (state.olderGroups !== 0 || !state.unanchored || state.matchRule >= 0) return false;
+    return this.startState(state.behind).key === state.key;
+  }
+
+  /**
+   * Tables to skip, from an idle state, every position where no match can start (the
+   * prefilter that makes "few matches" fast): `pairs[f * stride * stride + c1 * stride + c2]` is
+   * 0 when, from the idle state with behind facts `f`, a match cannot start at a byte of class
+   * `c1` followed by one of class `c2` (the partial match it starts dies at the second byte
+   * without matching); `nextFacts[c1]` is the behind facts after a byte of class `c1`. Skipping
+   * is sound because groups evolve independently: dropping a group that never matches changes
+   * nothing else. Undefined when the tables would be too large or the cache cleared while they
+   * were computed.
+   */
+  skipTables(): { readonly pairs: Uint8Array; readonly nextFacts: Uint8Array } | undefined {
+    if (this.skip !== null) return this.skip;
+    this.skip = undefined;
+    const stride = this.stride;
+    if (stride > 96) return undefined;
+    const nextFacts = Uint8Array.from(
+      this.representatives,
+      (b) => behindFacts(b) & this.behindMask,
+    );
+    const facts = new Set<number>(nextFacts);
+    facts.add(behindFacts(-1) & this.behindMask);
+    const pairs = new Uint8Array(8 * stride * stride).fill(1);
+    const generation = this.generation;
+    for (const f of facts) {
+      this.fillPairs(f, pairs.subarray(f * stride * stride, (f + 1) * stride * stride));
+      if (this.generation !== generation) return undefined;
+    }
+    for (const f of facts) this.startFor(f);
+    if (this.generation !== generation) return undefined;
+    this.skip = { pairs, nextFacts };
+    return this.skip;
+  }
+
+  private fillPairs(behind: number, pairs: Uint8Array): void {
+    const stride = this.stride;
+    const generation = this.generation;
+    const idle = this.startFor(behind);
+    for (let c1 = 0; c1 < stride; c1++) {
+      const x = this.transition(idle, c1) >> 3;
+      // A cache clear invalidates the offsets in hand: the caller then gives up skipping.
+      if (this.generation !== generation) return;
+      const xi = (x / stride) | 0;
+      const emptyHere = (this.flags[xi] as number) & HAS_MATCH && this.regOf[xi] === -1;
+      if (emptyHere) continue; // row stays 1: an empty match at this position
+      if ((this.olderOf[xi] as number) === 0) {
+        pairs.fill(0, c1 * stride, (c1 + 1) * stride);
+        continue;
+      }
+      for (let c2 = 0; c2 < stride; c2++) {
+        const t = this.transition(x, c2);
+        if (this.generation !== generation) return;
+        const y = ((t >> 3) / stride) | 0;
+        const action = this.actionAt(x, c2);
+        let survives: boolean;
+        if (action === ACTION_NONE) survives = (this.olderOf[y] as number) >= 1;
+        else if (action === ACTION_PUSH) survives = (this.olderOf[y] as number) >= 2;
+        else survives = (this.actions[action] as Int32Array)[0] === 0;
+        const matched = ((this.flags[y] as number) & HAS_MATCH) !== 0 && this.regOf[y] === 0;
+        pairs[c1 * stride + c2] = survives || matched ? 1 : 0;
+      }
+    }
+  }
+
+  /** The (built) transition value from `offset` on `cls`. */
+  private transition(offset: number, cls: number): number {
+    const t = this.trans[offset + cls] as number;
+    return t === UNBUILT ? this.build(offset, cls) : t;
   }
 
   /** The state object at `offset`, to keep across calls (see the class comment). */
@@ -188,10 +293,12 @@ export class LazyDfa {
     let flags = 0;
     if (state.matchRule >= 0) flags |= HAS_MATCH;
     if (state.groupEnds.length === 0) flags |= FINAL;
+    if (this.isIdle(state)) flags |= IDLE;
     this.flags[id] = flags;
     this.ruleOf[id] = state.matchRule;
     this.regOf[id] = state.matchReg;
     this.olderOf[id] = state.olderGroups;
+    this.behindOf[id] = state.behind;
     this.eoiRule[id] = -2;
     return id * this.stride;
   }
@@ -230,7 +337,8 @@ export class LazyDfa {
     if ((flags & FINAL) !== 0 || (action !== ACTION_NONE && action !== ACTION_PUSH)) code = SLOW;
     else if (action === ACTION_PUSH) code = (flags & HAS_MATCH) !== 0 ? SLOW : PUSH_ONLY;
     else if ((flags & HAS_MATCH) !== 0) code = MATCH_ONLY;
-    const value = target * 4 + code;
+    const idle = (flags & IDLE) !== 0 ? IDLE_TARGET : 0;
+    const value = target * 8 + code + idle;
     this.trans[from + cls] = value;
     // For a push-only transition the scanning loop needs the register to write, not the code.
     this.acts[from + cls] = code === PUSH_ONLY ? older - 1 : action;
@@ -283,6 +391,7 @@ export class LazyDfa {
     this.ruleOf = grow(this.ruleOf, size);
     this.regOf = grow(this.regOf, size);
     this.olderOf = grow(this.olderOf, size);
+    this.behindOf = grow(this.behindOf, size);
     const eoiRule = new Int32Array(size).fill(-2);
     eoiRule.set(this.eoiRule);
     this.eoiRule = eoiRule;
