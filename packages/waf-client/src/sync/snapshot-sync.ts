@@ -264,9 +264,9 @@ export class SnapshotSync {
           this.logger.warn(`could not update ${this.store.pointerPath}: ${describeError(error)}`);
         });
     }
-    const keep = new Set([sha256]);
-    if (previous) keep.add(previous.sha256);
-    await this.store.prune(keep, this.config.snapshotRetention);
+    // The previous file is among the newest others; a process still reading an unlinked file
+    // keeps its inode, so pruning never breaks another process.
+    await this.store.prune(new Set([sha256]), this.config.snapshotRetention);
   }
 
   private async loadFromDisk(): Promise<void> {

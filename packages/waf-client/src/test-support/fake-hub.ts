@@ -13,7 +13,7 @@ import {
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
-import type { SnapshotBytes } from './snapshots.js';
+import { type SnapshotBytes, sha256 } from './snapshots.js';
 
 export type Misbehaviour =
   | { readonly kind: 'none' }
@@ -37,9 +37,11 @@ export interface FakeHub {
   close(): Promise<void>;
 }
 
+/** Starts the fake hub on `port` (default: a free one; give the old port to restart a stopped hub). */
 export async function startFakeHub(
   key: string,
   snapshot: SnapshotBytes | null = null,
+  port = 0,
 ): Promise<FakeHub> {
   const requests: IncomingHttpHeaders[] = [];
   const open = new Set<ServerResponse>();
@@ -83,7 +85,9 @@ export async function startFakeHub(
     if (req.headers['if-none-match'] === etag && m.kind === 'none')
       return void res.writeHead(304, headers).end();
     if (m.kind === 'body') {
-      headers['x-rampart-snapshot-sha256'] = m.announcedSha256 ?? current.sha256;
+      const announced = m.announcedSha256 ?? sha256(m.bytes);
+      headers['x-rampart-snapshot-sha256'] = announced;
+      headers.etag = `"${announced}"`;
       res.writeHead(200, { ...headers, 'content-length': String(m.bytes.length) });
       return void res.end(m.bytes);
     }
@@ -107,8 +111,7 @@ export async function startFakeHub(
     res.writeHead(200, { ...headers, 'content-length': String(body.length) });
     res.end(body);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  (hub as { url: string }).url = `http://127.0.0.1:${port}`;
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  (hub as { url: string }).url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return hub;
 }

@@ -49,6 +49,7 @@ export function testClient(options: RampartOptions & { keepDataDir?: boolean }):
     syncIntervalMs: 60_000,
     syncEveryRequests: 0,
     reportIntervalMs: 60_000,
+    closeTimeoutMs: 1000,
     env: {},
     logger,
     ...options,
