@@ -6,7 +6,8 @@
  * - "few": the kind of rules prexy runs (host rewrites, analytics IDs, legacy attributes):
  *   literals, classes, alternations, some with groups in the replacement; together they match
  *   a few hundred times in the page.
- * - "dense": rules hitting common tags, attributes and words: roughly one match per 10-40 bytes.
+ * - "dense": rules hitting common tags, attributes and a fifth of the words: roughly one match
+ *   every 30 bytes (about 35 000 in the page).
  */
 import type { SubstitutionRule } from '../substitution/rule-set.js';
 
@@ -22,11 +23,19 @@ function prng(seed: number): () => number {
   };
 }
 
-const WORDS = (
-  'lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut ' +
-  'labore et dolore magna aliqua enim ad minim veniam quis nostrud exercitation ullamco laboris ' +
-  'nisi aliquip ex ea commodo consequat duis aute irure in reprehenderit voluptate velit esse'
+const SYLLABLES = (
+  'lo rem ip sum do lor sit am et con sec tur ad pis cing el sed eius mod tem por in ci dunt ut ' +
+  'la bo re ma gna al qua en im ve ni nos trud ex er ta ul co ris'
 ).split(' ');
+
+/** 200 distinct pseudo-words; the dense rules target the first 40 (a fifth of the words). */
+const WORDS: readonly string[] = (() => {
+  const random = prng(0x0c0ffee);
+  const pick = () => SYLLABLES[Math.floor(random() * SYLLABLES.length)] as string;
+  const words = new Set<string>();
+  while (words.size < 200) words.add(pick() + pick() + (random() < 0.3 ? pick() : ''));
+  return [...words];
+})();
 
 /** The 50 "few matches" rules; `fewMarker(k)` is text that rule k matches. */
 export function fewRules(): SubstitutionRule[] {
