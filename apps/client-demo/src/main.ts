@@ -5,11 +5,13 @@
  * migrates and seeds the database, listens, and shuts down cleanly on SIGTERM/SIGINT: stop
  * accepting, finish requests in flight, flush the WAF's reports, close the database.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createDemoApp } from './app.js';
 import { ConfigError, loadConfig, wafDataDir } from './config/config.js';
 import { createWaf } from './waf/waf.js';
 
 const SHUTDOWN_TIMEOUT_MS = 10_000;
+const WAF_READY_WAIT_MS = 5_000;
 
 function fail(message: string): never {
   process.stderr.write(`${message}\n`);
@@ -32,6 +34,9 @@ async function main(): Promise<void> {
     throw error;
   }
   const demo = await createDemoApp({ config, waf });
+  // Give the WAF a moment to load its snapshot (from disk, else the hub) before taking traffic;
+  // it never holds the start up for long: until it has one, its fail mode applies.
+  await Promise.race([waf.ready(), sleep(WAF_READY_WAIT_MS, undefined, { ref: false })]);
   const { url } = await demo.listen();
   process.stdout.write(
     `[demo] listening on ${url} (database: ${demo.database.dialect}, WAF mode: ${waf.mode}, session secret from ${config.sessionSecretSource === 'env' ? 'DEMO_SESSION_SECRET' : `${config.dataDir}/session-secret`})\n`,

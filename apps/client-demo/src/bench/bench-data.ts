@@ -1,0 +1,169 @@
+/**
+ * The benchmark's snapshots and client addresses, built without a hub.
+ *
+ * - Data: the ~1.07M real country and ASN ranges of the @ip-location-db packages, imported by
+ *   rules-core's bench modules (the same data `npm run bench:lookup` uses).
+ * - Rules: rules-core's worst-case rule set (ip allow/block lists, country, ASN and reputation
+ *   blocks, 20 pattern rules over every field and match kind), plus what it lacks so that every
+ *   rule type and both modes are present: a rate limit on `POST /login` per IP (does not match
+ *   the benchmark's GET), a site-wide per-IP rate limit that counts every request but is never
+ *   exceeded (the most expensive path through the limiter), and a monitor-mode pattern rule.
+ * - Addresses: 1000 public addresses the rules were drawn around, so every request is looked up
+ *   in every range category, compared with every pattern, counted and then passed: the slowest
+ *   path through the evaluator, for every request.
+ * - Two snapshots, version 1 and 2, differing in one rule: the client starts on version 1 and is
+ *   made to swap to version 2 under load.
+ *
+ * Results are cached in `apps/client-demo/.bench-cache/` (git-ignored) under a key covering the
+ * dataset versions, the snapshot schema and this module's rule additions; delete it to rebuild.
+ */
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { buildReference } from '@rampart/rules-core/bench/accuracy';
+import { cacheDigest } from '@rampart/rules-core/bench/build-cache';
+import { importDatasets, resolveDatasetFiles } from '@rampart/rules-core/bench/dataset-files';
+import { makeInputs, makeWorstCase } from '@rampart/rules-core/bench/probe-inputs';
+import { parseRuleSet } from '@rampart/rules-core/rules/validate';
+import { SCHEMA_VERSION } from '@rampart/rules-core/snapshot/schema';
+import { writeSnapshot } from '@rampart/rules-core/snapshot/writer';
+
+/** Bump when the rule additions below change, so cached snapshots are rebuilt. */
+const RULES_REVISION = 1;
+const PROBE_COUNT = 1000;
+
+export interface BenchData {
+  /** Snapshot version 1 (the client starts on it) and version 2 (swapped to under load). */
+  readonly snapshots: readonly [string, string];
+  /** Client addresses that every rule misses (sent as X-Forwarded-For). */
+  readonly ips: readonly string[];
+  readonly ruleCount: number;
+  readonly ruleTypes: readonly string[];
+  /** Input ranges over all categories (country + ASN + rule ranges). */
+  readonly rangeCount: number;
+  readonly built: boolean;
+}
+
+interface CachedMeta {
+  readonly ruleCount: number;
+  readonly ruleTypes: readonly string[];
+  readonly rangeCount: number;
+}
+
+const EXTRA_RULES: readonly Record<string, unknown>[] = [
+  {
+    id: 'rate-login',
+    type: 'rate_limit',
+    methods: ['POST'],
+    when: [{ field: 'path', match: 'exact', value: '/login' }],
+    key: { kind: 'ip' },
+    windowSeconds: 60,
+    limit: 10,
+  },
+  {
+    id: 'rate-site',
+    type: 'rate_limit',
+    when: [{ field: 'path', match: 'prefix', value: '/' }],
+    key: { kind: 'ip' },
+    windowSeconds: 60,
+    limit: 10_000_000,
+    note: 'counts every request, never reached in the benchmark',
+  },
+  {
+    id: 'watch-dotfiles',
+    type: 'pattern',
+    action: 'block',
+    mode: 'monitor',
+    when: [{ field: 'path', match: 'prefix', value: '/.' }],
+  },
+];
+
+/** The one rule that differs in version 2. */
+const V2_RULE = {
+  id: 'v2-no-cgi',
+  type: 'pattern',
+  action: 'block',
+  when: [{ field: 'path', match: 'prefix', value: '/cgi-bin/' }],
+};
+
+export function benchCacheDir(): string {
+  const dir = fileURLToPath(new URL('../../.bench-cache/', import.meta.url));
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+/** Builds (or reuses) the snapshots and addresses; `progress` receives one line per step. */
+export async function prepareBenchData(progress: (line: string) => void): Promise<BenchData> {
+  const files = resolveDatasetFiles();
+  const key = `middleware-s${SCHEMA_VERSION}_${files.cacheKey}_${cacheDigest(
+    JSON.stringify(EXTRA_RULES),
+    JSON.stringify(V2_RULE),
+    String(RULES_REVISION),
+  )}`;
+  const dir = join(benchCacheDir(), key);
+  const paths = {
+    v1: join(dir, 'v1.sqlite'),
+    v2: join(dir, 'v2.sqlite'),
+    ips: join(dir, 'ips.json'),
+    meta: join(dir, 'meta.json'),
+  };
+  if (existsSync(paths.meta)) {
+    const meta = JSON.parse(readFileSync(paths.meta, 'utf8')) as CachedMeta;
+    progress(`reusing snapshots from ${dir}`);
+    return {
+      snapshots: [paths.v1, paths.v2],
+      ips: JSON.parse(readFileSync(paths.ips, 'utf8')) as string[],
+      ...meta,
+      built: false,
+    };
+  }
+
+  progress(
+    `importing ${files.country.name}@${files.country.version} and ${files.asn.name}@${files.asn.version}`,
+  );
+  const data = await importDatasets(files);
+  progress(`imported ${data.country.length} country and ${data.asn.length} ASN ranges`);
+  const refs = {
+    country: buildReference(data.country.map((e) => e.range)),
+    asn: buildReference(data.asn.map((e) => e.range)),
+  };
+  const inputs = makeInputs([PROBE_COUNT], data, refs);
+  const worst = makeWorstCase(inputs);
+  const ips = inputs.sets[0] ?? [];
+  const rules1 = [...worst.ruleSetJson.rules, ...EXTRA_RULES];
+  const rules2 = [...rules1, V2_RULE];
+  const datasets = {
+    country: `${files.country.name}@${files.country.version}`,
+    asn: `${files.asn.name}@${files.asn.version}`,
+  };
+
+  const building = `${dir}.${process.pid}.tmp`;
+  rmSync(building, { recursive: true, force: true });
+  mkdirSync(building, { recursive: true });
+  let rangeCount = 0;
+  for (const [version, rules] of [
+    [1, rules1],
+    [2, rules2],
+  ] as const) {
+    progress(`writing snapshot version ${version} (${rules.length} rules)`);
+    const summary = writeSnapshot(join(building, `v${version}.sqlite`), {
+      ruleSet: parseRuleSet({ rules }),
+      country: data.country,
+      asn: data.asn,
+      reputation: worst.reputation,
+      version,
+      datasets,
+    });
+    rangeCount = summary.rangeCount;
+  }
+  const meta: CachedMeta = {
+    ruleCount: rules1.length,
+    ruleTypes: [...new Set(rules1.map((r) => String(r.type)))],
+    rangeCount,
+  };
+  writeFileSync(join(building, 'ips.json'), JSON.stringify(ips));
+  writeFileSync(join(building, 'meta.json'), JSON.stringify(meta));
+  rmSync(dir, { recursive: true, force: true });
+  renameSync(building, dir);
+  return { snapshots: [paths.v1, paths.v2], ips, ...meta, built: true };
+}

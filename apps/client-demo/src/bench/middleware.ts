@@ -1,0 +1,253 @@
+/**
+ * `npm run bench:middleware`: what the WAF costs the demo's cheapest route (`GET /robots.txt`: a
+ * constant, no session, no database), and how long a snapshot swap stalls the app under load.
+ *
+ * 1. Build (or reuse) two snapshots of ~1.07M real ranges with every rule type (see
+ *    `bench-data.ts`) and 1000 client addresses every rule misses.
+ * 2. Start a stand-in hub (`bench-hub.ts`) serving version 1, and two app processes started
+ *    like production (`node dist/main.js`), identical but for RAMPART_MODE: `off` and
+ *    `enforce`. Each has its own WAF data directory holding version 1, so the enforcing client
+ *    evaluates from its first request.
+ * 3. Per round, for each mode (order alternating between rounds, against drift): warm up, then
+ *    a saturating wrk run (throughput and loaded latency), then a one-connection wrk run
+ *    (latency without queueing). wrk runs in its own process; both talk over 127.0.0.1.
+ * 4. Swap: under the same saturating load on the enforcing app, one window without a swap
+ *    (baseline) and one in which the hub publishes version 2; the app's event-loop delay
+ *    histogram (`/__bench/loop-delay`, enabled by DEMO_BENCH_ENDPOINTS) gives the longest stall.
+ * 5. Print a table and, last, one JSON line.
+ *
+ * Knobs (development only; published figures use the defaults): BENCH_DURATION=15 (s per
+ * saturated run), BENCH_SINGLE_DURATION=8, BENCH_WARMUP=3, BENCH_ROUNDS=2,
+ * BENCH_CONNECTIONS=16, BENCH_SWAP_WINDOW=12.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { installSnapshot } from '../waf/snapshot-dir.js';
+import { type AppProcess, startAppProcess } from './app-process.js';
+import { prepareBenchData } from './bench-data.js';
+import { type BenchHub, startBenchHub } from './bench-hub.js';
+import { formatReport, type Mode, type ModeRun, type SwapMeasurement } from './report.js';
+import { runWrk, writeWrkScript } from './wrk.js';
+
+const ROUTE = '/robots.txt';
+/** Query string of a typical page view (parsed by the WAF, ignored by the route). */
+const QUERY = '?page=2&sort=newest&utm_source=newsletter';
+
+function positiveInt(name: string, fallback: number): number {
+  const text = process.env[name];
+  if (text === undefined || text === '') return fallback;
+  const value = Number(text);
+  if (!Number.isSafeInteger(value) || value < 1)
+    throw new Error(`${name}: ${JSON.stringify(text)} is not a positive integer`);
+  return value;
+}
+
+const config = {
+  durationS: positiveInt('BENCH_DURATION', 15),
+  singleDurationS: positiveInt('BENCH_SINGLE_DURATION', 8),
+  warmupS: positiveInt('BENCH_WARMUP', 3),
+  rounds: positiveInt('BENCH_ROUNDS', 2),
+  connections: positiveInt('BENCH_CONNECTIONS', 16),
+  swapWindowS: positiveInt('BENCH_SWAP_WINDOW', 12),
+};
+
+const started = performance.now();
+function progress(message: string): void {
+  process.stderr.write(
+    `[bench ${((performance.now() - started) / 1000).toFixed(1).padStart(6)} s] ${message}\n`,
+  );
+}
+
+async function getJson<T>(url: string): Promise<T> {
+  const response = await fetch(url, { signal: AbortSignal.timeout(10_000) });
+  if (!response.ok) throw new Error(`GET ${url}: HTTP ${response.status}`);
+  return (await response.json()) as T;
+}
+
+interface LoopDelay {
+  readonly maxMs: number;
+}
+
+interface WafStats {
+  readonly snapshotVersion: number | null;
+  readonly sync: { readonly lastSwapMs: number };
+}
+
+async function waitForVersion(app: AppProcess, version: number, timeoutMs: number): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  let seen: number | null = null;
+  while (performance.now() < deadline) {
+    seen = (await getJson<WafStats>(`${app.url}/__bench/waf`)).snapshotVersion;
+    if (seen === version) return;
+    await sleep(100);
+  }
+  throw new Error(`the enforcing client did not load snapshot version ${version} (has ${seen})`);
+}
+
+async function startApp(
+  mode: Mode,
+  root: string,
+  hub: BenchHub,
+  snapshot: string,
+): Promise<AppProcess> {
+  const dataDir = join(root, mode);
+  const wafDir = join(dataDir, 'rampart');
+  await installSnapshot(wafDir, snapshot, 1);
+  // Identical for both processes but for RAMPART_MODE.
+  return startAppProcess({
+    NODE_ENV: 'production',
+    DEMO_PORT: '0',
+    DEMO_DATA_DIR: dataDir,
+    DEMO_SESSION_SECRET: randomBytes(32).toString('base64url'),
+    DEMO_BENCH_ENDPOINTS: 'true',
+    RAMPART_MODE: mode,
+    RAMPART_HUB_URL: hub.url,
+    RAMPART_SITE_KEY: hub.siteKey,
+    RAMPART_DATA_DIR: wafDir,
+    // wrk sends the client address in X-Forwarded-For from 127.0.0.1 (a load balancer's role).
+    RAMPART_TRUSTED_PROXIES: '127.0.0.1',
+    // Poll every second so the swap starts promptly once the hub publishes version 2.
+    RAMPART_SYNC_INTERVAL_MS: '1000',
+  });
+}
+
+async function measureMode(
+  app: AppProcess,
+  mode: Mode,
+  round: number,
+  script: string,
+): Promise<ModeRun> {
+  const url = `${app.url}${ROUTE}${QUERY}`;
+  progress(`round ${round}, ${mode}: warm-up ${config.warmupS} s`);
+  await runWrk({
+    url,
+    connections: config.connections,
+    threads: 1,
+    durationS: config.warmupS,
+    script,
+  });
+  progress(`round ${round}, ${mode}: ${config.connections} connections x ${config.durationS} s`);
+  const saturated = await runWrk({
+    url,
+    connections: config.connections,
+    threads: 1,
+    durationS: config.durationS,
+    script,
+  });
+  progress(`round ${round}, ${mode}: 1 connection x ${config.singleDurationS} s`);
+  const single = await runWrk({
+    url,
+    connections: 1,
+    threads: 1,
+    durationS: config.singleDurationS,
+    script,
+  });
+  return { mode, round, saturated, single };
+}
+
+/** One saturated window on the enforcing app; `during` runs while wrk does. */
+async function loadWindow(
+  app: AppProcess,
+  script: string,
+  during: () => Promise<void>,
+): Promise<{ maxStallMs: number; errors: number }> {
+  await getJson<LoopDelay>(`${app.url}/__bench/loop-delay?reset=1`);
+  const load = runWrk({
+    url: `${app.url}${ROUTE}${QUERY}`,
+    connections: config.connections,
+    threads: 1,
+    durationS: config.swapWindowS,
+    script,
+  });
+  await during();
+  const result = await load;
+  const delay = await getJson<LoopDelay>(`${app.url}/__bench/loop-delay?reset=1`);
+  return { maxStallMs: delay.maxMs, errors: result.errors };
+}
+
+async function measureSwap(
+  app: AppProcess,
+  hub: BenchHub,
+  snapshotV2: string,
+  script: string,
+): Promise<SwapMeasurement> {
+  progress(`swap: baseline window, ${config.swapWindowS} s of load without a swap`);
+  const baseline = await loadWindow(app, script, async () => {});
+  progress('swap: window with version 2 published after 3 s');
+  let swapSeconds = Number.NaN;
+  const swap = await loadWindow(app, script, async () => {
+    await sleep(3000);
+    await hub.publish(snapshotV2, 2);
+    const published = performance.now();
+    const deadline = published + (config.swapWindowS - 4) * 1000;
+    while (performance.now() < deadline) {
+      const stats = await getJson<WafStats>(`${app.url}/__bench/waf`);
+      if (stats.snapshotVersion === 2) {
+        swapSeconds = (performance.now() - published) / 1000;
+        return;
+      }
+      await sleep(100);
+    }
+  });
+  const stats = await getJson<WafStats>(`${app.url}/__bench/waf`);
+  return {
+    baselineMaxStallMs: baseline.maxStallMs,
+    swapMaxStallMs: swap.maxStallMs,
+    swapSeconds,
+    evaluatorBuildMs: stats.snapshotVersion === 2 ? stats.sync.lastSwapMs : null,
+    versionAfter: stats.snapshotVersion,
+    errors: baseline.errors + swap.errors,
+  };
+}
+
+async function main(): Promise<void> {
+  const data = await prepareBenchData(progress);
+  const root = mkdtempSync(join(tmpdir(), 'rampart-bench-middleware-'));
+  const hub = await startBenchHub(`rk_bench_${randomBytes(16).toString('hex')}`);
+  const apps: Partial<Record<Mode, AppProcess>> = {};
+  try {
+    await hub.publish(data.snapshots[0], 1);
+    const script = writeWrkScript(root, `${ROUTE}${QUERY}`, data.ips);
+    progress('starting the app twice: RAMPART_MODE=off and RAMPART_MODE=enforce');
+    apps.off = await startApp('off', root, hub, data.snapshots[0]);
+    apps.enforce = await startApp('enforce', root, hub, data.snapshots[0]);
+    await waitForVersion(apps.enforce, 1, 30_000);
+
+    const runs: ModeRun[] = [];
+    for (let round = 1; round <= config.rounds; round++) {
+      const order: Mode[] = round % 2 === 1 ? ['off', 'enforce'] : ['enforce', 'off'];
+      for (const mode of order)
+        runs.push(await measureMode(apps[mode] as AppProcess, mode, round, script));
+    }
+    const swap = await measureSwap(apps.enforce, hub, data.snapshots[1], script);
+    process.stdout.write(
+      `${formatReport({
+        route: ROUTE,
+        rangeCount: data.rangeCount,
+        ruleCount: data.ruleCount,
+        ruleTypes: data.ruleTypes,
+        addresses: data.ips.length,
+        connections: config.connections,
+        durationS: config.durationS,
+        singleDurationS: config.singleDurationS,
+        runs,
+        swap,
+      })}\n`,
+    );
+  } finally {
+    await Promise.all(Object.values(apps).map((app) => app?.stop()));
+    await hub.close();
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(
+    `bench:middleware failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
+  process.exitCode = 1;
+});
