@@ -102,6 +102,11 @@ export class RulesService {
   /**
    * Computes the new rule set from the current one, validates it whole, stores it and bumps the
    * revision in one transaction, then asks for a build.
+   *
+   * The revision is bumped first: that update locks the site's row (PostgreSQL) or takes the
+   * write lock (SQLite) before the current rules are read, so concurrent writes to one site, from
+   * this or another hub instance, apply one after the other instead of each rewriting the rules
+   * it read (lost updates, duplicate-key failures). An invalid change rolls the bump back.
    */
   private async write<T>(
     siteId: string,
@@ -109,7 +114,12 @@ export class RulesService {
     result: (rules: readonly Rule[]) => T,
   ): Promise<T> {
     const value = await this.database.db.transaction().execute(async (tx) => {
-      await this.sites.get(siteId, tx);
+      const bumped = await tx
+        .updateTable('sites')
+        .set((eb) => ({ rules_revision: eb('rules_revision', '+', 1) }))
+        .where('id', '=', siteId)
+        .executeTakeFirst();
+      if (Number(bumped.numUpdatedRows) === 0) await this.sites.get(siteId, tx); // 404
       const next = change(await this.current(siteId, tx));
       const issues: RuleIssue[] = [];
       const rules = parseRules(next, issues);
@@ -143,11 +153,6 @@ export class RulesService {
         )
         .execute();
     }
-    await tx
-      .updateTable('sites')
-      .set((eb) => ({ rules_revision: eb('rules_revision', '+', 1) }))
-      .where('id', '=', siteId)
-      .execute();
   }
 
   /** Reputation rules must name lists that have been uploaded. */
