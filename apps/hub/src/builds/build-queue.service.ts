@@ -31,14 +31,23 @@ export class BuildQueueService {
    * (debounce delay), further requests push its start back; while one runs, at most one more is
    * kept and starts when it ends. Two builds of one site never run at once, on any hub instance.
    * Resolves false when Redis did not take the job (the reconciler will retry).
+   *
+   * `reschedule: false` leaves a waiting build's start where it is: the reconciler re-asks every
+   * few seconds only to make sure a build exists, and pushing the start back each time would
+   * postpone it forever whenever it re-asks more often than the debounce delay (short intervals,
+   * or several hub instances each reconciling).
    */
-  async requestBuild(siteId: string, delayMs = this.config.buildDebounceMs): Promise<boolean> {
+  async requestBuild(
+    siteId: string,
+    delayMs = this.config.buildDebounceMs,
+    { reschedule = true }: { reschedule?: boolean } = {},
+  ): Promise<boolean> {
     const add = this.queue.add(
       BUILD_SITE_JOB,
       { siteId },
       {
         delay: delayMs,
-        deduplication: { id: `site:${siteId}`, keepLastIfActive: true, reschedule: true },
+        deduplication: { id: `site:${siteId}`, keepLastIfActive: true, reschedule },
         removeOnComplete: 1000,
         removeOnFail: 1000,
       },

@@ -48,7 +48,9 @@ export class BuildReconciler implements OnApplicationBootstrap, OnModuleDestroy 
         .whereRef('rules_revision', '>', 'failed_revision')
         .execute();
       let requested = 0;
-      for (const { id } of behind) if (await this.queue.requestBuild(id)) requested++;
+      for (const { id } of behind) {
+        if (await this.queue.requestBuild(id, undefined, { reschedule: false })) requested++;
+      }
       return requested;
     } catch (error) {
       this.logger.warn(`reconciliation failed: ${(error as Error).message}`);
