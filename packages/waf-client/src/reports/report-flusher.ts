@@ -38,7 +38,10 @@ export interface ReportBatch {
   readonly periodStart: string;
   readonly periodEnd: string;
   readonly passSampleRate: number;
-  /** Events dropped (queue full) since the previous batch; they are still in `counts`. */
+  /**
+   * Events lost since the previous delivered batch (queue full, or sent with a batch that was
+   * given up); the requests they describe are still in `counts`.
+   */
   readonly dropped: number;
   readonly counts: readonly CountEntry[];
   readonly events: readonly (Omit<ReportEvent, 'time'> & { time: string })[];
@@ -54,6 +57,8 @@ export class ReportFlusher {
   private wake: (() => void) | undefined;
   private closeDeadline = Number.POSITIVE_INFINITY;
   private flushSoon = false;
+  /** Aborts requests in flight when `close()` runs out of time. */
+  private readonly closeAbort = new AbortController();
 
   constructor(
     private readonly config: RampartConfig,
@@ -99,8 +104,13 @@ export class ReportFlusher {
     clearInterval(this.timer);
     this.closeDeadline = Date.now() + this.config.closeTimeoutMs;
     this.wake?.(); // a retry wait in progress now honours the deadline
-    await this.flushing;
-    await this.flush();
+    const deadline = setTimeout(() => this.closeAbort.abort(), this.config.closeTimeoutMs);
+    try {
+      await this.flushing;
+      await this.flush();
+    } finally {
+      clearTimeout(deadline);
+    }
     const left = this.queue.size;
     if (left > 0) {
       this.queue.take(left);
@@ -179,7 +189,10 @@ export class ReportFlusher {
       // Given up: the events are lost, the counts go back for the next batch.
       this.stats.reports.batchesFailed++;
       this.stats.reports.dropped += events.length;
-      if (result !== 'stop') this.queue.mergeCounts(counts);
+      if (result !== 'stop') {
+        this.queue.mergeCounts(counts);
+        this.queue.droppedSinceBatch += dropped + events.length;
+      }
       if (result === 'stop') {
         const left = this.queue.size;
         this.queue.take(left);
@@ -203,7 +216,7 @@ export class ReportFlusher {
         },
         body,
         redirect: 'error',
-        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+        signal: AbortSignal.any([AbortSignal.timeout(REQUEST_TIMEOUT_MS), this.closeAbort.signal]),
       });
       await response.body?.cancel().catch(() => undefined);
     } catch (error) {

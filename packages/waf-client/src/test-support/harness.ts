@@ -7,7 +7,9 @@ import {
   createServer,
   request as httpRequest,
   type IncomingHttpHeaders,
+  type IncomingMessage,
   type Server,
+  type ServerResponse,
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'vitest';
@@ -154,4 +156,47 @@ export async function eventually<T>(
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/** A minimal request object for driving the middleware in-process (load tests, benchmarks). */
+export function fakeRequest(
+  path: string,
+  ip = '192.0.2.1',
+  method = 'GET',
+  headers: Record<string, string> = {},
+): IncomingMessage {
+  return {
+    url: path,
+    method,
+    headers: { host: 'shop.example', 'user-agent': 'Mozilla/5.0 (test)', ...headers },
+    socket: { remoteAddress: ip },
+  } as unknown as IncomingMessage;
+}
+
+/** A response object that records what the middleware wrote. */
+export function fakeResponse(): ServerResponse & {
+  statusWritten: number;
+  headersWritten: Record<string, unknown>;
+} {
+  const res = {
+    headersSent: false,
+    statusWritten: 0,
+    headersWritten: {} as Record<string, unknown>,
+    writeHead(status: number, headers: Record<string, unknown>) {
+      res.statusWritten = status;
+      Object.assign(res.headersWritten, headers);
+      return res;
+    },
+    setHeader(name: string, value: unknown) {
+      res.headersWritten[name] = value;
+      return res;
+    },
+    end() {
+      return res;
+    },
+  };
+  return res as unknown as ServerResponse & {
+    statusWritten: number;
+    headersWritten: Record<string, unknown>;
+  };
 }
