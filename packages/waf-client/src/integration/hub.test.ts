@@ -1,0 +1,128 @@
+/**
+ * The client against the REAL hub (compiled `apps/hub/dist/main.js` as a child process, with its
+ * own redis-server): first download and 304 polls, a rule change swapped in, the hub's
+ * instance list showing our version, the hub going down mid-run and at start (fail mode, the
+ * file on disk, recovery when it is back), a rotated key (401: logged once, never the key), and
+ * reports answered 404 (the hub has no ingestion yet: reporting stops, counted).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, eventually, startApp, type TestApp, type TestClient, testClient } from '../test-support/harness.js';
+import { type RealHub, startRealHub } from '../test-support/hub-launcher.js';
+import { temporaryDirectory } from '../test-support/snapshots.js';
+
+const SITE = 'shop';
+let hub: RealHub;
+let key: string;
+const clients: TestClient[] = [];
+const apps: TestApp[] = [];
+
+function client(options: Parameters<typeof testClient>[0]): TestClient {
+  const c = testClient({ hubUrl: hub.url, siteKey: key, ...options });
+  clients.push(c);
+  return c;
+}
+
+async function app(c: TestClient): Promise<TestApp> {
+  const a = await startApp(c.rampart);
+  apps.push(a);
+  return a;
+}
+
+beforeAll(async () => {
+  hub = await startRealHub();
+  key = await hub.createSite(SITE);
+  await hub.addRule(SITE, {
+    id: 'no-wp',
+    type: 'pattern',
+    action: 'block',
+    when: [{ field: 'path', match: 'prefix', value: '/wp-admin' }],
+  });
+}, 90_000);
+
+afterAll(async () => {
+  for (const a of apps) await a.close();
+  for (const c of clients) await c.close();
+  if (hub) {
+    expect(hub.output()).not.toContain(key);
+    await hub.destroy();
+  }
+}, 60_000);
+
+describe('with the real hub', () => {
+  let main: TestClient;
+  let mainApp: TestApp;
+
+  it('downloads the snapshot (gzip), enforces it, then polls with If-None-Match and gets 304', async () => {
+    main = client({ syncIntervalMs: 200, syncBackoffMaxMs: 500, instanceId: 'web-1', reportIntervalMs: 200 });
+    await main.rampart.ready();
+    mainApp = await app(main);
+    expect(main.rampart.stats()).toMatchObject({ snapshotVersion: 1, sync: { downloads: 1, failures: 0 } });
+    expect((await call(mainApp.port, '/wp-admin/setup.php')).status).toBe(403);
+    expect((await call(mainApp.port, '/shop')).status).toBe(200);
+    await eventually('two more polls', () => main.rampart.stats().sync.successes >= 3);
+    expect(main.rampart.stats().sync.downloads).toBe(1); // the later polls were 304s
+    const instances = await hub.admin<{ instanceId: string; snapshotVersion: number | null }[]>(
+      'GET',
+      `/v1/sites/${SITE}/instances`,
+    );
+    expect(JSON.stringify(instances)).toContain('web-1');
+  });
+
+  it('swaps in a new version after a rule change', async () => {
+    const version = await hub.addRule(SITE, { id: 'bad-ip', type: 'ip', action: 'block', ranges: ['2001:db8:bad::/48'] });
+    await eventually(`version ${version}`, () => main.rampart.stats().snapshotVersion === version);
+    expect(main.rampart.stats().sync.downloads).toBe(2);
+  });
+
+  it('stops reporting when the hub answers 404 for reports (no ingestion yet)', async () => {
+    await eventually('reporting stopped', () => main.rampart.stats().reports.stoppedReason !== null);
+    expect(main.rampart.stats().reports.stoppedReason).toBe('HTTP 404 from the report URL');
+    expect(main.logger.lines.filter((l) => l.includes('report URL answered 404'))).toHaveLength(1);
+  });
+
+  it('keeps enforcing while the hub is down, uses the file on disk or the fail mode at start, recovers', async () => {
+    const version = main.rampart.stats().snapshotVersion;
+    await hub.stop();
+    // down mid-run: the snapshot in use stays
+    const failuresBefore = main.rampart.stats().sync.failures;
+    await eventually('failed polls', () => main.rampart.stats().sync.failures > failuresBefore);
+    expect((await call(mainApp.port, '/wp-admin')).status).toBe(403);
+    expect(main.rampart.stats().snapshotVersion).toBe(version);
+    // down at start, with a snapshot on disk (main's data directory): used at once
+    const fromDisk = client({ dataDir: main.dataDir, keepDataDir: true });
+    await fromDisk.rampart.ready();
+    expect(fromDisk.rampart.stats()).toMatchObject({ snapshotVersion: version, sync: { loadedFromDisk: true } });
+    // down at start with nothing on disk: the fail mode applies
+    const empty = temporaryDirectory();
+    const fresh = client({ dataDir: empty.dir, failMode: 'closed', syncIntervalMs: 200, syncBackoffMaxMs: 500 });
+    await fresh.rampart.ready();
+    const freshApp = await app(fresh);
+    expect((await call(freshApp.port, '/shop')).status).toBe(503);
+
+    await hub.start();
+    await eventually('the fresh client gets the snapshot', () => fresh.rampart.stats().snapshotVersion === version, 20_000);
+    expect((await call(freshApp.port, '/shop')).status).toBe(200);
+    expect((await call(freshApp.port, '/wp-admin')).status).toBe(403);
+    const successes = main.rampart.stats().sync.successes;
+    await eventually('main polls again', () => main.rampart.stats().sync.successes > successes, 20_000);
+    expect(main.logger.lines.join('\n')).toMatch(/sync recovered after \d+ failed attempt/);
+    empty.remove();
+  }, 90_000);
+
+  it('stops syncing when the key is rotated (401), logging once and never the key', async () => {
+    const old = client({ syncIntervalMs: 200 });
+    await old.rampart.ready();
+    expect(old.rampart.stats().snapshotVersion).not.toBeNull();
+    await hub.admin('POST', `/v1/sites/${SITE}/keys/rotate`, {});
+    await eventually('401', () => old.rampart.stats().sync.unauthorized, 20_000);
+    const polls = old.rampart.stats().sync.successes + old.rampart.stats().sync.failures;
+    await new Promise((r) => setTimeout(r, 600));
+    expect(old.rampart.stats().sync.successes + old.rampart.stats().sync.failures).toBe(polls);
+    const log = old.logger.lines.join('\n');
+    expect(log.match(/refused the site key/g)).toHaveLength(1);
+    expect(log).not.toContain(key);
+    // the snapshot in use stays in force
+    const oldApp = await app(old);
+    expect((await call(oldApp.port, '/wp-admin')).status).toBe(403);
+  });
+});
