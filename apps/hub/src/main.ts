@@ -7,11 +7,14 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { AppModule } from './app.module.js';
-import { HUB_CONFIG, type HubConfig } from './config/hub-config.js';
+import { HUB_CONFIG, type HubConfig, validateEnvironment } from './config/hub-config.js';
 
 const LEVELS: LogLevel[] = ['error', 'warn', 'log', 'debug'];
 
 async function bootstrap(): Promise<void> {
+  // Checked before Nest starts, so that a bad value stops the process with the one line below
+  // rather than a framework error log with a stack trace (ConfigModule validates it again).
+  validateEnvironment(process.env);
   const app = await NestFactory.create<NestExpressApplication>(AppModule, { bufferLogs: true });
   const config = app.get<HubConfig>(HUB_CONFIG);
   app.useLogger(LEVELS.slice(0, LEVELS.indexOf(config.logLevel) + 1));
