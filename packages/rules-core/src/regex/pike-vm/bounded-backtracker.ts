@@ -69,13 +69,13 @@ export class BoundedBacktracker {
       const sp = (this.sp -= 3);
       const frame = this.stack[sp] as number;
       const a = this.stack[sp + 1] as number;
-      const pos = this.stack[sp + 2] as number;
+      let pos = this.stack[sp + 2] as number;
       if (frame === RESTORE) {
         slots[a] = pos;
         continue;
       }
       let s = a;
-      // Follow single-successor states inline; branch points push their alternatives.
+      // Follow single-successor states (bytes too) inline; splits push their alternatives.
       for (;;) {
         const mark = (s - this.first) * width + (pos - start);
         if (visited[mark] === stamp) break;
@@ -86,10 +86,12 @@ export class BoundedBacktracker {
           break;
         }
         if (k === StateKind.Bytes) {
-          if (pos < end && (members[arg[s] as number] as Uint8Array)[bytes[pos] as number] === 1) {
-            this.push(EXPLORE, nextState[s] as number, pos + 1);
+          if (pos >= end || (members[arg[s] as number] as Uint8Array)[bytes[pos] as number] !== 1) {
+            break;
           }
-          break;
+          s = nextState[s] as number;
+          pos++;
+          continue;
         }
         if (k === StateKind.Split) {
           const choices = alts[s] as Int32Array;
