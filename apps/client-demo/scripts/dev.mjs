@@ -15,7 +15,7 @@
  * Keys and tokens are never printed: only the paths of the files that hold them.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, watch, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -190,6 +190,47 @@ async function ensureRules(token) {
   log(`added ${DEMO_RULES.length} demo rules: ${DEMO_RULES.map((r) => r.id).join(', ')}`);
 }
 
+/**
+ * Runs `dist/main.js`, restarting it (debounced) when the compiled output or a view changes.
+ * Not `node --watch`: under it, worker threads receive the watcher's own messages, which the
+ * snapshot reader's integrity-check worker would take for its answer (and reject every
+ * snapshot).
+ */
+function runWatched(env) {
+  let child = null;
+  let stopping = false;
+  let timer = null;
+  const start = () => {
+    child = spawn(process.execPath, ['dist/main.js'], { cwd: app, env, stdio: 'inherit' });
+  };
+  const restart = () => {
+    // Changes while the old process is still shutting down are picked up by the new one.
+    if (stopping) return;
+    log('change detected: restarting the app');
+    const old = child;
+    if (!old || old.exitCode !== null || old.signalCode !== null) {
+      start();
+      return;
+    }
+    stopping = true;
+    old.once('exit', () => {
+      stopping = false;
+      start();
+    });
+    old.kill('SIGTERM');
+  };
+  for (const dir of ['dist', 'src/views']) {
+    mkdirSync(join(app, dir), { recursive: true });
+    watch(join(app, dir), { recursive: true }, (_event, file) => {
+      if (!file || String(file).endsWith('.map') || String(file).endsWith('.d.ts')) return;
+      clearTimeout(timer);
+      timer = setTimeout(restart, 300);
+    });
+  }
+  start();
+  return { kill: (signal) => child?.kill(signal) };
+}
+
 function startApp() {
   const tsc = join(app, 'node_modules', '.bin', 'tsc');
   const compiler = existsSync(tsc) ? tsc : 'tsc';
@@ -208,11 +249,7 @@ function startApp() {
       cwd: app,
       stdio: 'inherit',
     }),
-    spawn(process.execPath, ['--watch-path=dist', '--watch-path=src/views', 'dist/main.js'], {
-      cwd: app,
-      env,
-      stdio: 'inherit',
-    }),
+    runWatched(env),
   );
 }
 

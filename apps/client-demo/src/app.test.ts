@@ -69,6 +69,10 @@ describe.each(DATABASE_KINDS)('the demo on %s', (kind) => {
     expect(detail.text).toContain(first.name);
     expect(detail.text).toContain('$129.00');
 
+    // Anonymous page views without a form get no session cookie.
+    expect(home.headers.getSetCookie()).toEqual([]);
+    expect(list.headers.getSetCookie()).toEqual([]);
+
     const missing = await browser.get('/products/no-such-thing');
     expect(missing.status).toBe(404);
     expect(missing.text).toContain('Not found');

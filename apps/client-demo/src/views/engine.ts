@@ -29,7 +29,7 @@ declare global {
 
 /**
  * Renders `view` inside the layout and sends it as HTML. Every page gets `currentUser` and, for
- * the forms it may contain (log-in, log-out), the session's CSRF token.
+ * the forms it may contain (log-in, log-out), `csrf()`: the session's CSRF token.
  */
 export function renderPage(
   req: Request,
@@ -40,7 +40,9 @@ export function renderPage(
   const html = eta.render(view, {
     ...data,
     currentUser: res.locals.currentUser ?? null,
-    csrfToken: req.session?.csrfToken() ?? '',
+    // Called by the templates that hold a form: the session (and its cookie) is created only
+    // for pages that need a CSRF token, not for every anonymous page view.
+    csrf: () => req.session?.csrfToken() ?? '',
     path: req.path,
   });
   res.type('html').send(html);
