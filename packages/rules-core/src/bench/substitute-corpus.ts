@@ -64,7 +64,7 @@ export function fewRules(): SubstitutionRule[] {
       default:
         return {
           pattern: `http://(shop|blog)${k}\\.example\\.org/([a-z]+)`,
-          replacement: `https://$1${k}.example.org/$2`,
+          replacement: `https://$1.example${k}.org/$2`,
           flags: 'g',
         };
     }
