@@ -6,7 +6,14 @@
  * reports answered 404 (the hub has no ingestion yet: reporting stops, counted).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, eventually, startApp, type TestApp, type TestClient, testClient } from '../test-support/harness.js';
+import {
+  call,
+  eventually,
+  startApp,
+  type TestApp,
+  type TestClient,
+  testClient,
+} from '../test-support/harness.js';
 import { type RealHub, startRealHub } from '../test-support/hub-launcher.js';
 import { temporaryDirectory } from '../test-support/snapshots.js';
 
@@ -53,10 +60,18 @@ describe('with the real hub', () => {
   let mainApp: TestApp;
 
   it('downloads the snapshot (gzip), enforces it, then polls with If-None-Match and gets 304', async () => {
-    main = client({ syncIntervalMs: 200, syncBackoffMaxMs: 500, instanceId: 'web-1', reportIntervalMs: 200 });
+    main = client({
+      syncIntervalMs: 200,
+      syncBackoffMaxMs: 500,
+      instanceId: 'web-1',
+      reportIntervalMs: 200,
+    });
     await main.rampart.ready();
     mainApp = await app(main);
-    expect(main.rampart.stats()).toMatchObject({ snapshotVersion: 1, sync: { downloads: 1, failures: 0 } });
+    expect(main.rampart.stats()).toMatchObject({
+      snapshotVersion: 1,
+      sync: { downloads: 1, failures: 0 },
+    });
     expect((await call(mainApp.port, '/wp-admin/setup.php')).status).toBe(403);
     expect((await call(mainApp.port, '/shop')).status).toBe(200);
     await eventually('two more polls', () => main.rampart.stats().sync.successes >= 3);
@@ -69,13 +84,21 @@ describe('with the real hub', () => {
   });
 
   it('swaps in a new version after a rule change', async () => {
-    const version = await hub.addRule(SITE, { id: 'bad-ip', type: 'ip', action: 'block', ranges: ['2001:db8:bad::/48'] });
+    const version = await hub.addRule(SITE, {
+      id: 'bad-ip',
+      type: 'ip',
+      action: 'block',
+      ranges: ['2001:db8:bad::/48'],
+    });
     await eventually(`version ${version}`, () => main.rampart.stats().snapshotVersion === version);
     expect(main.rampart.stats().sync.downloads).toBe(2);
   });
 
   it('stops reporting when the hub answers 404 for reports (no ingestion yet)', async () => {
-    await eventually('reporting stopped', () => main.rampart.stats().reports.stoppedReason !== null);
+    await eventually(
+      'reporting stopped',
+      () => main.rampart.stats().reports.stoppedReason !== null,
+    );
     expect(main.rampart.stats().reports.stoppedReason).toBe('HTTP 404 from the report URL');
     expect(main.logger.lines.filter((l) => l.includes('report URL answered 404'))).toHaveLength(1);
   });
@@ -91,20 +114,36 @@ describe('with the real hub', () => {
     // down at start, with a snapshot on disk (main's data directory): used at once
     const fromDisk = client({ dataDir: main.dataDir, keepDataDir: true });
     await fromDisk.rampart.ready();
-    expect(fromDisk.rampart.stats()).toMatchObject({ snapshotVersion: version, sync: { loadedFromDisk: true } });
+    expect(fromDisk.rampart.stats()).toMatchObject({
+      snapshotVersion: version,
+      sync: { loadedFromDisk: true },
+    });
     // down at start with nothing on disk: the fail mode applies
     const empty = temporaryDirectory();
-    const fresh = client({ dataDir: empty.dir, failMode: 'closed', syncIntervalMs: 200, syncBackoffMaxMs: 500 });
+    const fresh = client({
+      dataDir: empty.dir,
+      failMode: 'closed',
+      syncIntervalMs: 200,
+      syncBackoffMaxMs: 500,
+    });
     await fresh.rampart.ready();
     const freshApp = await app(fresh);
     expect((await call(freshApp.port, '/shop')).status).toBe(503);
 
     await hub.start();
-    await eventually('the fresh client gets the snapshot', () => fresh.rampart.stats().snapshotVersion === version, 20_000);
+    await eventually(
+      'the fresh client gets the snapshot',
+      () => fresh.rampart.stats().snapshotVersion === version,
+      20_000,
+    );
     expect((await call(freshApp.port, '/shop')).status).toBe(200);
     expect((await call(freshApp.port, '/wp-admin')).status).toBe(403);
     const successes = main.rampart.stats().sync.successes;
-    await eventually('main polls again', () => main.rampart.stats().sync.successes > successes, 20_000);
+    await eventually(
+      'main polls again',
+      () => main.rampart.stats().sync.successes > successes,
+      20_000,
+    );
     expect(main.logger.lines.join('\n')).toMatch(/sync recovered after \d+ failed attempt/);
     empty.remove();
   }, 90_000);

@@ -56,7 +56,12 @@ export class ReportQueue {
   private readonly ring: (ReportEvent | undefined)[];
   private head = 0;
   private length = 0;
-  private counts = new Map<string, CountEntry>();
+  /**
+   * Counters by (action, mode, outcome) then rule id: constant keys and a rule id the decision
+   * already holds, so counting a request builds no string.
+   */
+  private counts = new Map<string, Map<string | null, CountEntry>>();
+  private countEntries = 0;
   /** Events dropped since the last batch was taken (reported in the batch). */
   droppedSinceBatch = 0;
   periodStart = Date.now();
@@ -70,20 +75,29 @@ export class ReportQueue {
   }
 
   get hasCounts(): boolean {
-    return this.counts.size > 0;
+    return this.countEntries > 0;
   }
 
-  /** Adds one request to the counts. */
+  /** Adds `n` requests to the counts. */
   count(
     action: ReportAction,
     mode: 'enforce' | 'monitor',
     ruleId: string | null,
     outcome: Outcome,
+    n = 1,
   ): void {
-    const key = `${action}\u0000${mode}\u0000${outcome}\u0000${ruleId ?? ''}`;
-    const entry = this.counts.get(key);
-    if (entry) entry.count++;
-    else this.counts.set(key, { action, mode, ruleId, outcome, count: 1 });
+    const group = GROUP_KEYS[action][mode][outcome];
+    let byRule = this.counts.get(group);
+    if (byRule === undefined) {
+      byRule = new Map();
+      this.counts.set(group, byRule);
+    }
+    const entry = byRule.get(ruleId);
+    if (entry) entry.count += n;
+    else {
+      byRule.set(ruleId, { action, mode, ruleId, outcome, count: n });
+      this.countEntries++;
+    }
   }
 
   /** Appends an event; false (and counted by the caller as dropped) when the queue is full. */
@@ -112,18 +126,36 @@ export class ReportQueue {
 
   /** Removes and returns the counts gathered since the last call. */
   takeCounts(): CountEntry[] {
-    const entries = [...this.counts.values()];
+    const entries: CountEntry[] = [];
+    for (const byRule of this.counts.values())
+      for (const entry of byRule.values()) entries.push(entry);
     this.counts = new Map();
+    this.countEntries = 0;
     return entries;
   }
 
   /** Gives back the counts of a batch that could not be delivered. */
   mergeCounts(entries: readonly CountEntry[]): void {
-    for (const e of entries) {
-      const key = `${e.action}\u0000${e.mode}\u0000${e.outcome}\u0000${e.ruleId ?? ''}`;
-      const entry = this.counts.get(key);
-      if (entry) entry.count += e.count;
-      else this.counts.set(key, { ...e });
-    }
+    for (const e of entries) this.count(e.action, e.mode, e.ruleId, e.outcome, e.count);
   }
 }
+
+const ACTIONS: readonly ReportAction[] = ['allow', 'block', 'rate_limit', 'pass', 'unevaluated'];
+const MODES = ['enforce', 'monitor'] as const;
+const OUTCOMES: readonly Outcome[] = [
+  'passed',
+  'blocked',
+  'rate_limited',
+  'failed_open',
+  'failed_closed',
+];
+
+/** The interned group key of every (action, mode, outcome), built once. */
+const GROUP_KEYS = Object.fromEntries(
+  ACTIONS.map((a) => [
+    a,
+    Object.fromEntries(
+      MODES.map((m) => [m, Object.fromEntries(OUTCOMES.map((o) => [o, `${a}/${m}/${o}`]))]),
+    ),
+  ]),
+) as Record<ReportAction, Record<'enforce' | 'monitor', Record<Outcome, string>>>;
