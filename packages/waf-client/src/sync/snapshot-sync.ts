@@ -157,9 +157,9 @@ export class SnapshotSync {
           );
           break;
         case 'downloaded':
-          await this.installDownload(result.tempPath, result.sha256, result.version);
           this.stats.sync.downloads++;
           this.stats.sync.bytesDownloaded += result.bytes;
+          await this.installDownload(result.tempPath, result.sha256, result.version);
           break;
       }
       this.stats.sync.successes++;
@@ -220,8 +220,8 @@ export class SnapshotSync {
       throw new DownloadError(`${path} does not have the SHA-256 its name says; removed it`);
     }
     const snapshot = await this.open(path, version);
-    await this.swap(snapshot, sha256);
     if (how === 'reused') this.stats.sync.reused++;
+    await this.swap(snapshot, sha256);
   }
 
   private async open(path: string, expectedVersion: number | null): Promise<Snapshot> {
