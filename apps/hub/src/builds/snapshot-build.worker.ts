@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { parentPort, workerData } from 'node:worker_threads';
+import { workerData } from 'node:worker_threads';
 import { importCidrListFile } from '@rampart/rules-core/datasets/cidr-list';
 import type { AsnEntry, CountryEntry, ReputationList } from '@rampart/rules-core/datasets/dataset';
 import {
@@ -14,6 +14,7 @@ import {
 } from '@rampart/rules-core/datasets/ip-location-db';
 import { parseRuleSet } from '@rampart/rules-core/rules/validate';
 import { writeSnapshot } from '@rampart/rules-core/snapshot/writer';
+import { postResult } from '../workers/run-worker.js';
 import { BuildInput, BuildOutput } from './build-io.js';
 
 async function build(input: BuildInput): Promise<BuildOutput> {
@@ -25,8 +26,8 @@ async function build(input: BuildInput): Promise<BuildOutput> {
   for (const d of input.datasets) {
     provenance[`${d.kind}:${d.name}`] = d.sha256;
     if (d.kind === 'country')
-      country.push(...(await importCountryCsvFile(d.path, { file: d.name })).entries);
-    if (d.kind === 'asn') asn.push(...(await importAsnCsvFile(d.path, { file: d.name })).entries);
+      append(country, (await importCountryCsvFile(d.path, { file: d.name })).entries);
+    if (d.kind === 'asn') append(asn, (await importAsnCsvFile(d.path, { file: d.name })).entries);
     if (d.kind === 'reputation') {
       const { list } = await importCidrListFile(d.path, { file: d.name, name: d.name });
       reputation.push(list);
@@ -47,6 +48,11 @@ async function build(input: BuildInput): Promise<BuildOutput> {
   };
 }
 
+/** `target.push(...items)` without the argument-count limit (datasets have ~500k entries). */
+function append<T>(target: T[], items: readonly T[]): void {
+  for (const item of items) target.push(item);
+}
+
 function sha256File(path: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const hash = createHash('sha256');
@@ -58,7 +64,6 @@ function sha256File(path: string): Promise<string> {
 }
 
 build(workerData as BuildInput).then(
-  (output) => parentPort?.postMessage({ ok: true, output }),
-  (error: unknown) =>
-    parentPort?.postMessage({ ok: false, error: (error as Error).message ?? String(error) }),
+  (output) => postResult({ ok: true, output }),
+  (error: unknown) => postResult({ ok: false, error: (error as Error).message ?? String(error) }),
 );

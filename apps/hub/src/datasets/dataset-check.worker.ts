@@ -3,13 +3,14 @@
  * a file is accepted only if builds can read it, without blocking the event loop for the seconds
  * a million-line file takes.
  */
-import { parentPort, workerData } from 'node:worker_threads';
+import { workerData } from 'node:worker_threads';
 import { importCidrListFile } from '@rampart/rules-core/datasets/cidr-list';
 import { DatasetImportError, type ImportIssue } from '@rampart/rules-core/datasets/dataset';
 import {
   importAsnCsvFile,
   importCountryCsvFile,
 } from '@rampart/rules-core/datasets/ip-location-db';
+import { postResult } from '../workers/run-worker.js';
 import { CheckInput, CheckMessage } from './dataset-check-io.js';
 
 const MAX_REPORTED_ISSUES = 100;
@@ -52,4 +53,4 @@ async function check(input: CheckInput): Promise<CheckMessage> {
   }
 }
 
-check(workerData as CheckInput).then((message) => parentPort?.postMessage(message));
+check(workerData as CheckInput).then(postResult);

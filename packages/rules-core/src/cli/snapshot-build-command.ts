@@ -43,7 +43,7 @@ export async function snapshotBuildCommand(argv: readonly string[], io: CliIo): 
     const results: R[] = [];
     for (const path of paths ?? []) {
       const result = await importing(() => load(path));
-      issues.push(...result.issues);
+      for (const issue of result.issues) issues.push(issue);
       const [name, summary] = describe(result, path);
       datasets[`${kind}:${name}`] = summary;
       results.push(result);

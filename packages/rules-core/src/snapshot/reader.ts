@@ -139,11 +139,17 @@ function quickCheckOnWorker(path: string): Promise<string> {
     } catch (error) {
       verdict = String(error && error.message || error);
     }
-    parentPort.postMessage(verdict);
+    parentPort.postMessage({ rampartQuickCheck: verdict });
   `;
   return new Promise((resolve) => {
     const worker = new Worker(source, { eval: true, workerData: { driver, path } });
-    worker.once('message', (verdict: string) => resolve(verdict));
+    // Only our own message counts: under `node --watch`, Node itself posts module-loading
+    // notices from every thread.
+    worker.on('message', (message: unknown) => {
+      if (typeof message === 'object' && message !== null && 'rampartQuickCheck' in message) {
+        resolve(String((message as { rampartQuickCheck: unknown }).rampartQuickCheck));
+      }
+    });
     worker.once('error', (error) => resolve(`integrity worker failed: ${error.message}`));
     worker.once('exit', (code) => resolve(`integrity worker exited with code ${code}`));
   });
