@@ -25,9 +25,13 @@ export class BuildsController {
 
   @Post()
   @HttpCode(202)
-  @ApiAcceptedResponse({ description: 'A build is queued (coalesced with any pending one).' })
+  @ApiAcceptedResponse({
+    description:
+      'A build is queued (coalesced with any pending one), also of a revision whose build failed.',
+  })
   async request(@Param('siteId') siteId: string): Promise<{ queued: boolean }> {
     await this.sites.get(siteId);
+    await this.builds.retry(siteId);
     return { queued: await this.queue.requestBuild(siteId, 0) };
   }
 }

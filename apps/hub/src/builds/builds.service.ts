@@ -44,7 +44,12 @@ export class BuildsService {
     @Inject(HUB_CONFIG) private readonly config: HubConfig,
   ) {}
 
-  /** Builds `siteId` if its rules are ahead of its snapshot. */
+  /**
+   * Builds `siteId` if its rules are ahead of its snapshot and this revision has not failed
+   * already: a build request that was queued while the failing build ran (the reconciler, a
+   * dataset change of another site) must not fail it again. A new change, or an operator's
+   * {@link retry}, builds it again.
+   */
   async build(siteId: string): Promise<BuildOutcome> {
     const db = this.database.db;
     const site = await db
@@ -55,6 +60,7 @@ export class BuildsService {
     if (!site) return { status: 'up-to-date' }; // deleted meanwhile
     const revision = Number(site.rules_revision);
     if (Number(site.built_revision) >= revision) return { status: 'up-to-date' };
+    if (Number(site.failed_revision) >= revision) return { status: 'up-to-date' };
     const buildId = randomUUID();
     const startedAt = new Date().toISOString();
     await db
@@ -205,6 +211,15 @@ export class BuildsService {
         .executeTakeFirst();
       if (!still) await this.dataDir.discard(this.dataDir.snapshotPath(sha256));
     }
+  }
+
+  /** An operator asks for a build: forget that the current revision failed, so it is tried again. */
+  async retry(siteId: string): Promise<void> {
+    await this.database.db
+      .updateTable('sites')
+      .set({ failed_revision: 0 })
+      .where('id', '=', siteId)
+      .execute();
   }
 
   async list(siteId: string, limit = 50): Promise<BuildView[]> {
