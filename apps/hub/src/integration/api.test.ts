@@ -143,6 +143,21 @@ describe.each(DATABASE_KINDS)('hub management API on %s', (kind) => {
       expect(keys.body).toEqual([{ keyId, createdAt: expect.any(String), revokedAt: null }]);
     });
 
+    it('stores site keys only as SHA-256 hashes', async () => {
+      const { key } = await c().createSite('Hashed', 'hashed');
+      const keyId = /^rk_([0-9a-f]{16})_/.exec(key)?.[1];
+      expect(
+        await stack.query(
+          "SELECT id, site_id, secret_hash FROM site_keys WHERE site_id = 'hashed'",
+        ),
+      ).toEqual([{ id: keyId, site_id: 'hashed', secret_hash: sha256(key) }]);
+      // No table holds any key (or the admin token) the suite has seen.
+      for (const table of ['sites', 'site_keys', 'rules', 'builds', 'instances']) {
+        const rows = await stack.query(`SELECT * FROM ${table}`);
+        c().expectNoSecret(`table ${table}`, JSON.stringify(rows));
+      }
+    });
+
     it('rejects a duplicate site id, a bad id, wrong types and unknown fields', async () => {
       await c().createSite('dup', 'dup-site');
       const dup = await c().admin<{ message: string }>('POST', '/v1/sites', {

@@ -340,7 +340,23 @@ describe.each(DATABASE_KINDS)('snapshot builds and distribution on %s', (kind) =
     expect(decisions[0]).toMatchObject({ action: 'block', ruleId: 'flaky' });
     expect(await readyStatus()).toBe(200);
 
-    // The reconciler does not retry the same failing revision over and over...
+    // The failed build left no file behind: once every other site is built, the snapshot folder
+    // holds exactly the published versions and the scratch folder is empty.
+    await waitFor('every other site to settle', async () => {
+      for (const other of (await c().admin<SiteView[]>('GET', '/v1/sites')).body) {
+        if (other.id !== 'fragile' && other.builtRevision !== other.rulesRevision) return undefined;
+        if ((await c().builds(other.id)).some((b) => b.status === 'running')) return undefined;
+      }
+      return true;
+    });
+    const published = await stack.query<{ sha256: string }>('SELECT sha256 FROM snapshots');
+    expect(readdirSync(join(stack.hub.dataDir, 'snapshots')).sort()).toEqual(
+      [...new Set(published.map((p) => `${p.sha256}.sqlite`))].sort(),
+    );
+    expect(readdirSync(join(stack.hub.dataDir, 'tmp'))).toEqual([]);
+
+    // Nothing builds the failing revision again by itself (not the reconciler, nor a request
+    // queued while the build ran)...
     const count = (await c().builds('fragile')).length;
     await new Promise((resolve) => setTimeout(resolve, 1500)); // three reconcile intervals
     expect(await c().builds('fragile')).toHaveLength(count);

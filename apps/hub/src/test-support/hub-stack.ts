@@ -6,8 +6,11 @@
  * `stop()` also checks that the hub never wrote a secret (the admin token, any site key the
  * suite was given) to its output.
  */
+import { join } from 'node:path';
 import { type PostgresServerHandle, startPostgres } from '@rampart/test-services/postgres-server';
 import { type RedisServerHandle, startRedisServer } from '@rampart/test-services/redis-server';
+import SQLite from 'better-sqlite3';
+import pg from 'pg';
 import { HubClient } from './hub-client.js';
 import { type HubOptions, type HubProcess, startHub } from './hub-process.js';
 
@@ -38,6 +41,8 @@ export interface HubStack {
   readonly redis: RedisServerHandle;
   readonly client: HubClient;
   readonly databaseUrl: string | undefined;
+  /** Runs a query on the hub's database (SQLite read-only, beside the running hub). */
+  query<Row = Record<string, unknown>>(sql: string): Promise<Row[]>;
   /** Stops the hub and Redis; fails if the hub's output contains a secret. */
   stop(): Promise<void>;
 }
@@ -63,6 +68,7 @@ export async function startStack(
     redis,
     client,
     databaseUrl,
+    query: (sql) => queryDatabase(databaseUrl, hub.dataDir, sql),
     stop: async () => {
       try {
         await hub.stop();
@@ -72,4 +78,27 @@ export async function startStack(
       }
     },
   };
+}
+
+/** A query on a hub's database: PostgreSQL at `url`, else the SQLite file in `dataDir`. */
+export async function queryDatabase<Row>(
+  url: string | undefined,
+  dataDir: string,
+  sql: string,
+): Promise<Row[]> {
+  if (url === undefined) {
+    const db = new SQLite(join(dataDir, 'hub.sqlite'), { readonly: true, fileMustExist: true });
+    try {
+      return db.prepare(sql).all() as Row[];
+    } finally {
+      db.close();
+    }
+  }
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(sql)).rows as Row[];
+  } finally {
+    await client.end();
+  }
 }
