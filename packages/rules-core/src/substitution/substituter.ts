@@ -29,6 +29,7 @@ import {
   HAS_MATCH,
   MATCH_ONLY,
   PUSH_ONLY,
+  type SkipTables,
   SLOW,
   UNBUILT,
 } from '../regex/lazy-dfa/lazy-dfa.js';
@@ -87,7 +88,7 @@ export class Substituter {
   /** Start positions of the live groups of partial matches (see LazyDfa). */
   private readonly regs: number[] = [];
   /** The DFA's idle-state skip tables (undefined: no skipping). */
-  private readonly skip: ReturnType<CompiledRuleSet['dfa']['skipTables']>;
+  private readonly skip: SkipTables | undefined;
   /** Earliest position whose consumption requires the buffer-limit check. */
   private deadline = Infinity;
 
@@ -529,8 +530,6 @@ function copyInto(
 /** What {@link runDfa} leaves besides the index it returns (module scratch: no allocation). */
 const scanOut = { state: 0, matchTarget: -1, matchAt: 0, deadline: 0, facts: 0 };
 
-type SkipTables = ReturnType<CompiledRuleSet['dfa']['skipTables']>;
-
 /**
  * The hot loop: one transition per byte from `i` until `stop` or a transition that needs the
  * slow path (returned index: that byte, not consumed). Match-only transitions are remembered,
@@ -548,7 +547,7 @@ function runDfa(
   regs: number[],
   deadline: number,
   maxBuffered: number,
-  skip: SkipTables,
+  skip: SkipTables | undefined,
 ): number {
   const classes = dfa.classes;
   const trans = dfa.trans;
@@ -606,20 +605,26 @@ function skipPositions(
   stop: number,
   dfa: CompiledRuleSet['dfa'],
   s: number,
-  skip: NonNullable<SkipTables>,
+  skip: SkipTables,
 ): number {
   const classes = dfa.classes;
   const stride = dfa.stride;
   const square = stride * stride;
   const idles = dfa.startOffsetTable;
-  const { pairs, nextFacts } = skip;
+  const { pairs, singles, nextFacts, facts } = skip;
   let f = dfa.behindOf[(s / stride) | 0] as number;
+  scanOut.facts = f;
+  // Every idle state the loop may land in must exist in this cache generation.
+  for (let k = 0; k < facts.length; k++) if ((idles[facts[k] as number] as number) < 0) return i;
   while (i + 1 < stop) {
     const c1 = classes[buf[i] as number] as number;
-    if (pairs[f * square + c1 * stride + (classes[buf[i + 1] as number] as number)] !== 0) break;
-    const g = nextFacts[c1] as number;
-    if ((idles[g] as number) < 0) break;
-    f = g;
+    if (
+      singles[f * stride + c1] !== 0 &&
+      pairs[f * square + c1 * stride + (classes[buf[i + 1] as number] as number)] !== 0
+    ) {
+      break;
+    }
+    f = nextFacts[c1] as number;
     i++;
   }
   scanOut.facts = f;

@@ -35,6 +35,18 @@ import { isWordByte } from '../syntax/byte-set.js';
 
 export type MatchKind = 'leftmost-first' | 'leftmost-longest';
 
+/** See {@link LazyDfa.skipTables}. */
+export interface SkipTables {
+  /** `[f * stride * stride + c1 * stride + c2]`: 1 when a match may start at (c1, c2). */
+  readonly pairs: Uint8Array;
+  /** `[f * stride + c1]`: 1 when some pair starting with c1 may start a match. */
+  readonly singles: Uint8Array;
+  /** Behind facts after a byte of each class. */
+  readonly nextFacts: Uint8Array;
+  /** Every behind-facts value the idle states can have. */
+  readonly facts: Int32Array;
+}
+
 export interface DfaOptions {
   readonly matchKind?: MatchKind;
   /** Upper bound for the transition tables and state sets, in bytes (default 8 MiB). */
@@ -118,8 +130,7 @@ export class LazyDfa {
   private startOffsets: Int32Array;
   /** Start states by behind facts: their content never changes, so they survive cache clears. */
   private readonly startStates = new Map<number, DfaState>();
-  private skip: { readonly pairs: Uint8Array; readonly nextFacts: Uint8Array } | undefined | null =
-    null;
+  private skip: SkipTables | undefined | null = null;
   private eoiRule: Int32Array;
   private eoiReg: Int32Array;
   /** General register actions: for each new register, the old register it copies or -1 (p). */
@@ -217,7 +228,7 @@ export class LazyDfa {
    * nothing else. Undefined when the tables would be too large or the cache cleared while they
    * were computed.
    */
-  skipTables(): { readonly pairs: Uint8Array; readonly nextFacts: Uint8Array } | undefined {
+  skipTables(): SkipTables | undefined {
     if (this.skip !== null) return this.skip;
     this.skip = undefined;
     const stride = this.stride;
@@ -236,7 +247,13 @@ export class LazyDfa {
     }
     for (const f of facts) this.startFor(f);
     if (this.generation !== generation) return undefined;
-    this.skip = { pairs, nextFacts };
+    // singles[f * stride + c1]: 0 when no byte pair starting with class c1 can start a match.
+    const singles = new Uint8Array(8 * stride);
+    for (let i = 0; i < singles.length; i++) {
+      const row = pairs.subarray(i * stride, (i + 1) * stride);
+      singles[i] = row.some((v) => v !== 0) ? 1 : 0;
+    }
+    this.skip = { pairs, singles, nextFacts, facts: Int32Array.from(facts) };
     return this.skip;
   }
 
