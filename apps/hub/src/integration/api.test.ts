@@ -4,10 +4,10 @@
  * range dataset uploads (streamed, size-limited), malformed input, readiness and OpenAPI.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SiteView } from '../test-support/hub-client.js';
+import { type SiteView, waitFor } from '../test-support/hub-client.js';
 import {
   DATABASE_KINDS,
   type HubStack,
@@ -661,9 +661,35 @@ describe.each(DATABASE_KINDS)('hub management API on %s', (kind) => {
       const body = Buffer.from(`${lines.join('\n')}\n`);
       expect(body.length).toBeGreaterThan(3_000_000);
       expect(body.length).toBeLessThan(MAX_UPLOAD_BYTES);
+      // Sent in chunks, pausing halfway until the hub has written the first half to its scratch
+      // file: the body goes to disk while it arrives, it is not collected in memory first.
+      const half = body.length / 2;
+      let offset = 0;
+      let onDiskAtHalf = 0;
+      const stream = new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          if (offset >= half && onDiskAtHalf === 0) {
+            onDiskAtHalf = await waitFor(
+              'the first half of the upload on disk',
+              async () => {
+                const [file] = scratchFiles();
+                const size = file ? statSync(join(stack.hub.dataDir, 'tmp', file)).size : 0;
+                return size >= half - 512 * 1024 ? size : undefined;
+              },
+              15_000,
+            );
+          }
+          if (offset >= body.length) return controller.close();
+          const end = Math.min(offset + 64 * 1024, body.length);
+          controller.enqueue(body.subarray(offset, end));
+          offset = end;
+        },
+      });
       const started = performance.now();
-      const answer = await upload('country', 'large', body, '', 'text/csv');
+      const answer = await upload('country', 'large', stream, '', 'text/csv');
       expect(answer.status, answer.text).toBe(200);
+      expect(onDiskAtHalf).toBeGreaterThan(0);
+      expect(scratchFiles()).toEqual([]);
       expect(answer.body).toMatchObject({
         entries: 150_000,
         bytes: body.length,
