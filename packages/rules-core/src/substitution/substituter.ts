@@ -611,22 +611,33 @@ function skipPositions(
   const stride = dfa.stride;
   const square = stride * stride;
   const idles = dfa.startOffsetTable;
-  const { pairs, singles, nextFacts, facts } = skip;
-  let f = dfa.behindOf[(s / stride) | 0] as number;
+  const { pairs, singles, starts, nextFacts, facts } = skip;
+  const f = dfa.behindOf[(s / stride) | 0] as number;
   scanOut.facts = f;
   // Every idle state the loop may land in must exist in this cache generation.
   for (let k = 0; k < facts.length; k++) if ((idles[facts[k] as number] as number) < 0) return i;
+  if (i + 1 >= stop) return i;
+  // The first position, with the facts of the state we are in.
+  const c = classes[buf[i] as number] as number;
+  if (
+    singles[f * stride + c] !== 0 &&
+    pairs[f * square + c * stride + (classes[buf[i + 1] as number] as number)] !== 0
+  ) {
+    return i;
+  }
+  let prev = buf[i] as number;
+  i++;
+  // Then the previous byte gives the facts: two loads per skipped byte, nothing carried.
   while (i + 1 < stop) {
-    const c1 = classes[buf[i] as number] as number;
-    if (
-      singles[f * stride + c1] !== 0 &&
-      pairs[f * square + c1 * stride + (classes[buf[i + 1] as number] as number)] !== 0
-    ) {
-      break;
+    const b = buf[i] as number;
+    if (starts[(prev << 8) | b] !== 0) {
+      const g = nextFacts[classes[prev] as number] as number;
+      const c1 = classes[b] as number;
+      if (pairs[g * square + c1 * stride + (classes[buf[i + 1] as number] as number)] !== 0) break;
     }
-    f = nextFacts[c1] as number;
+    prev = b;
     i++;
   }
-  scanOut.facts = f;
+  scanOut.facts = nextFacts[classes[prev] as number] as number;
   return i;
 }

@@ -41,6 +41,8 @@ export interface SkipTables {
   readonly pairs: Uint8Array;
   /** `[f * stride + c1]`: 1 when some pair starting with c1 may start a match. */
   readonly singles: Uint8Array;
+  /** `[(previous byte << 8) | byte]`: `singles` indexed by raw bytes (no loop-carried state). */
+  readonly starts: Uint8Array;
   /** Behind facts after a byte of each class. */
   readonly nextFacts: Uint8Array;
   /** Every behind-facts value the idle states can have. */
@@ -253,7 +255,15 @@ export class LazyDfa {
       const row = pairs.subarray(i * stride, (i + 1) * stride);
       singles[i] = row.some((v) => v !== 0) ? 1 : 0;
     }
-    this.skip = { pairs, singles, nextFacts, facts: Int32Array.from(facts) };
+    // starts[(prev << 8) | byte]: singles for the facts the previous byte leaves, by raw bytes.
+    const starts = new Uint8Array(65536);
+    for (let prev = 0; prev < 256; prev++) {
+      const f = nextFacts[this.classes[prev] as number] as number;
+      for (let b = 0; b < 256; b++) {
+        starts[(prev << 8) | b] = singles[f * stride + (this.classes[b] as number)] as number;
+      }
+    }
+    this.skip = { pairs, singles, starts, nextFacts, facts: Int32Array.from(facts) };
     return this.skip;
   }
 
