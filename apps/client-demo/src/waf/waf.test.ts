@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseRuleSet } from '@rampart/rules-core/rules/validate';
 import { writeSnapshot } from '@rampart/rules-core/snapshot/writer';
+import { findFreePort } from '@rampart/test-services/free-port';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Browser } from '../test-support/browser.js';
 import { type DemoServer, startDemo } from '../test-support/demo-server.js';
@@ -62,6 +63,11 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 type Mode = 'off' | 'monitor' | 'enforce';
 
+/** A loopback URL nothing listens on (connections are refused). */
+async function unreachableHub(): Promise<string> {
+  return `http://127.0.0.1:${await findFreePort()}`;
+}
+
 /** The demo with a WAF in `mode` whose data directory holds the snapshot. */
 async function demoWithWaf(mode: Mode): Promise<{ server: DemoServer; logs: string[] }> {
   const dataDir = mkdtempSync(join(root, `${mode}-`));
@@ -75,7 +81,7 @@ async function demoWithWaf(mode: Mode): Promise<{ server: DemoServer; logs: stri
   const waf = createWaf({
     mode,
     dataDir,
-    hubUrl: 'http://127.0.0.1:9', // nothing listens: the snapshot on disk decides
+    hubUrl: await unreachableHub(), // nothing listens: the snapshot on disk decides
     siteKey: 'rk_test_demo_key',
     logger,
     closeTimeoutMs: 200, // reports have nowhere to go
@@ -168,7 +174,7 @@ describe('the WAF before it has any snapshot', () => {
       mode: 'enforce',
       failMode,
       dataDir: mkdtempSync(join(root, 'empty-')),
-      hubUrl: 'http://127.0.0.1:9',
+      hubUrl: await unreachableHub(),
       siteKey: 'rk_test_demo_key',
       logger: { info: () => {}, warn: () => {}, error: () => {} },
       closeTimeoutMs: 200,
