@@ -20,7 +20,11 @@ import {
 import { type HubProcess, randomToken, startHub } from '../test-support/hub-process.js';
 import { freshPostgresDatabase, stopPostgres } from '../test-support/hub-stack.js';
 
-/** Long enough that a burst of edits fits in one window with room to spare on a busy machine. */
+/**
+ * Each edit pushes the pending build back by this much, so the edits (sent all at once) make one
+ * build as long as no two of them commit further apart than this, with room to spare on a busy
+ * machine.
+ */
 const DEBOUNCE_MS = 2000;
 
 describe('two hub instances on one PostgreSQL database, Redis and data directory', () => {
@@ -115,8 +119,6 @@ describe('two hub instances on one PostgreSQL database, Redis and data directory
     );
     const burstMs = performance.now() - started;
     expect(answers.map((r) => r.status)).toEqual(Array(20).fill(201));
-    // The design of this test: the whole burst falls within one debounce window.
-    expect(burstMs, 'the burst took longer than the debounce window').toBeLessThan(DEBOUNCE_MS);
 
     const site: SiteView = await settled('shop');
     // Every edit was kept and bumped the revision exactly once (no lost update between instances).
