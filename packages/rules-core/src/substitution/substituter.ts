@@ -627,6 +627,20 @@ function skipPositions(
   }
   let prev = buf[i] as number;
   i++;
+  const { bytePairs } = skip;
+  if (bytePairs !== undefined) {
+    // The facts do not matter: one table load per position, exact.
+    let b = buf[i] as number;
+    while (i + 1 < stop) {
+      const n = buf[i + 1] as number;
+      if (bytePairs[(b << 8) | n] !== 0) break;
+      prev = b;
+      b = n;
+      i++;
+    }
+    scanOut.facts = nextFacts[classes[prev] as number] as number;
+    return i;
+  }
   // Then the previous byte gives the facts: two loads per skipped byte, nothing carried.
   while (i + 1 < stop) {
     const b = buf[i] as number;

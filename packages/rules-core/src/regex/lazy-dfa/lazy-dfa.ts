@@ -43,6 +43,8 @@ export interface SkipTables {
   readonly singles: Uint8Array;
   /** `[(previous byte << 8) | byte]`: `singles` indexed by raw bytes (no loop-carried state). */
   readonly starts: Uint8Array;
+  /** `[(byte << 8) | next byte]`: `pairs` by raw bytes, when they do not depend on the facts. */
+  readonly bytePairs: Uint8Array | undefined;
   /** Behind facts after a byte of each class. */
   readonly nextFacts: Uint8Array;
   /** Every behind-facts value the idle states can have. */
@@ -263,7 +265,25 @@ export class LazyDfa {
         starts[(prev << 8) | b] = singles[f * stride + (this.classes[b] as number)] as number;
       }
     }
-    this.skip = { pairs, singles, starts, nextFacts, facts: Int32Array.from(facts) };
+    // When every idle state answers alike (no rule starts with an assertion), the pairs can be
+    // indexed by raw bytes: the exact answer in one load per position.
+    const factList = Int32Array.from(facts);
+    const square = stride * stride;
+    const first = (factList[0] as number) * square;
+    const uniform = [...factList].every((f) =>
+      pairs.subarray(f * square, (f + 1) * square).every((v, k) => v === pairs[first + k]),
+    );
+    let bytePairs: Uint8Array | undefined;
+    if (uniform) {
+      bytePairs = new Uint8Array(65536);
+      for (let b = 0; b < 256; b++) {
+        const row = first + (this.classes[b] as number) * stride;
+        for (let n = 0; n < 256; n++) {
+          bytePairs[(b << 8) | n] = pairs[row + (this.classes[n] as number)] as number;
+        }
+      }
+    }
+    this.skip = { pairs, singles, starts, bytePairs, nextFacts, facts: factList };
     return this.skip;
   }
 
