@@ -2,7 +2,7 @@
  * The data directory: snapshot files shared by every process of a host, with no lock at all.
  *
  * ```
- * <dataDir>/current.json              {"sha256": "...", "version": 12}: what to open at start
+ * <dataDir>/current.json              {"sha256", "version", "site"}: what to open at start
  * <dataDir>/snapshots/<sha256>.sqlite content-addressed, immutable once renamed into place
  * <dataDir>/snapshots/.tmp~<host>~<pid>~<random>.part   a download in progress
  * ```
@@ -36,6 +36,19 @@ export const STALE_TEMP_MS = 10 * 60_000;
 export interface SnapshotPointer {
   readonly sha256: string;
   readonly version: number;
+  /**
+   * Which site key wrote it ({@link siteFingerprint}): a data directory shared by two sites by
+   * mistake must not start one site's processes on the other's rules.
+   */
+  readonly site: string;
+}
+
+/**
+ * A short, non-reversible tag of a site key (64 bits of a SHA-256 of it). The key itself never
+ * touches the disk; the tag only tells whether a pointer was written for the same key.
+ */
+export function siteFingerprint(siteKey: string): string {
+  return createHash('sha256').update(`rampart-site-key:${siteKey}`).digest('hex').slice(0, 16);
 }
 
 const SHA256 = /^[0-9a-f]{64}$/;
@@ -99,9 +112,10 @@ export class SnapshotStore {
       if (
         typeof value.sha256 === 'string' &&
         isSha256(value.sha256) &&
-        Number.isSafeInteger(value.version)
+        Number.isSafeInteger(value.version) &&
+        typeof value.site === 'string'
       ) {
-        return { sha256: value.sha256, version: value.version as number };
+        return { sha256: value.sha256, version: value.version as number, site: value.site };
       }
     } catch {
       // fall through: a pointer that does not parse is ignored (and replaced on the next download)

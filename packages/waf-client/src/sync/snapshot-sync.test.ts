@@ -76,7 +76,9 @@ describe('snapshot sync', () => {
     expect(JSON.parse(readFileSync(join(c.dataDir, 'current.json'), 'utf8'))).toEqual({
       sha256: V1.sha256,
       version: 1,
+      site: expect.stringMatching(/^[0-9a-f]{16}$/),
     });
+    expect(readFileSync(join(c.dataDir, 'current.json'), 'utf8')).not.toContain(SITE_KEY);
     const first = hub.requests[0];
     expect(first).toMatchObject({
       authorization: `Bearer ${SITE_KEY}`,
@@ -195,6 +197,27 @@ describe('snapshot sync', () => {
     expect(second.logger.lines.join('\n')).toMatch(
       /snapshot sync failed .*cannot reach the hub.*keeping snapshot version 1/,
     );
+  });
+
+  it('ignores a snapshot on disk written under another site key', async () => {
+    const hub = await hubWith(V1);
+    const { dir, remove } = temporaryDirectory();
+    cleanup.push(remove);
+    const first = testClient({ hubUrl: hub.url, dataDir: dir });
+    await first.rampart.ready();
+    await first.close();
+    await hub.close();
+    const other = client({
+      hubUrl: hub.url,
+      dataDir: dir,
+      siteKey: 'rk_another_site_key_0123456789',
+    });
+    await other.rampart.ready();
+    expect(other.rampart.stats()).toMatchObject({
+      snapshotVersion: null,
+      sync: { loadedFromDisk: false },
+    });
+    expect(other.logger.lines.join('\n')).toContain('written for another site key');
   });
 
   it('starts with no snapshot when the hub is down and nothing is on disk, and recovers when it is back', async () => {

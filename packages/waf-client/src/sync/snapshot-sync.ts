@@ -3,7 +3,8 @@
  * requests only read {@link ActiveSnapshot.current} and may call {@link SnapshotSync.nudge}.
  *
  * - Start: the snapshot named by `current.json` is verified (hash and `openSnapshot`) and used
- *   at once, then the hub is asked for anything newer.
+ *   at once, then the hub is asked for anything newer. A pointer written under another site key
+ *   is ignored (one data directory per site).
  * - Schedule: a poll every `syncIntervalMs` ±20% jitter, plus one after every
  *   `syncEveryRequests` requests (at most one per second). Polls never overlap.
  * - A new version is downloaded and verified (see `snapshot-download.ts`), opened with
@@ -28,7 +29,7 @@ import { backoffDelay, jittered } from '../retry/backoff.js';
 import type { Stats } from '../stats/stats.js';
 import type { ActiveSnapshot } from './active-snapshot.js';
 import { DownloadError, pollHub } from './snapshot-download.js';
-import type { SnapshotStore } from './snapshot-store.js';
+import { type SnapshotStore, siteFingerprint } from './snapshot-store.js';
 
 const MIN_NUDGE_SPACING_MS = 1000;
 const USER_AGENT = 'rampart-waf-client/0.1.0';
@@ -40,6 +41,7 @@ export class SnapshotSync {
   private lastPollAt = 0;
   private stopped = false;
   private readonly abort = new AbortController();
+  private readonly site: string;
 
   constructor(
     private readonly config: RampartConfig,
@@ -47,7 +49,9 @@ export class SnapshotSync {
     private readonly active: ActiveSnapshot,
     private readonly stats: Stats,
     private readonly logger: GuardedLogger,
-  ) {}
+  ) {
+    this.site = siteFingerprint(config.siteKey);
+  }
 
   /**
    * Prepares the data directory, installs the snapshot found on disk, polls the hub once and
@@ -257,9 +261,9 @@ export class SnapshotSync {
         : `snapshot version ${installed.version} in use; ${snapshot.rules.length} rules`,
     );
     const pointer = await this.store.readPointer();
-    if (pointer?.sha256 !== sha256) {
+    if (pointer?.sha256 !== sha256 || pointer.site !== this.site) {
       await this.store
-        .writePointer({ sha256, version: installed.version })
+        .writePointer({ sha256, version: installed.version, site: this.site })
         .catch((error: unknown) => {
           this.logger.warn(`could not update ${this.store.pointerPath}: ${describeError(error)}`);
         });
@@ -272,6 +276,13 @@ export class SnapshotSync {
   private async loadFromDisk(): Promise<void> {
     const pointer = await this.store.readPointer();
     if (!pointer) return;
+    if (pointer.site !== this.site) {
+      this.logger.warn(
+        `${this.store.pointerPath} was written for another site key (or before a key rotation); ` +
+          'not using it: give every site its own data directory',
+      );
+      return;
+    }
     const path = this.store.pathOf(pointer.sha256);
     try {
       await this.adopt(path, pointer.sha256, null, 'disk');
