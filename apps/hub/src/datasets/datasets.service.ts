@@ -188,7 +188,9 @@ export class DatasetsService {
       .set((eb) => ({ rules_revision: eb('rules_revision', '+', 1) }))
       .execute();
     const sites = await db.selectFrom('sites').select('id').execute();
-    for (const { id } of sites) await this.queue.requestBuild(id);
+    // Concurrently: with Redis down each request waits for its timeout, and the reconciler
+    // queues whatever did not get through.
+    await Promise.all(sites.map(({ id }) => this.queue.requestBuild(id)));
   }
 
   private async sitesUsingList(name: string): Promise<string[]> {

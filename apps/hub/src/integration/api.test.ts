@@ -166,6 +166,10 @@ describe.each(DATABASE_KINDS)('hub management API on %s', (kind) => {
       });
       expect(dup.status).toBe(409);
       expect(dup.body.message).toContain('"dup-site" already exists');
+      const racing = await Promise.all(
+        [1, 2, 3].map(() => c().admin('POST', '/v1/sites', { name: 'race', id: 'race-site' })),
+      );
+      expect(racing.map((r) => r.status).sort()).toEqual([201, 409, 409]);
 
       const cases: [unknown, RegExp][] = [
         [{ name: 'x', id: 'Bad Id!' }, /id must be 3-64 characters/],

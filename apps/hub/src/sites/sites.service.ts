@@ -32,7 +32,13 @@ export class SitesService {
           built_revision: 0,
           failed_revision: 0,
         })
-        .execute();
+        .execute()
+        .catch((error: unknown) => {
+          // Two creations of one id at once: the loser's insert hits the primary key.
+          if (isUniqueViolation(error))
+            throw new ConflictException(`site "${siteId}" already exists`);
+          throw error;
+        });
       const credentials = await this.insertKey(tx, siteId, now);
       return { site: await this.get(siteId, tx), credentials };
     });
@@ -145,4 +151,10 @@ function toView(row: {
     builtRevision: Number(row.built_revision),
     currentVersion: row.current_version === null ? null : Number(row.current_version),
   };
+}
+
+/** A primary-key or unique violation, from SQLite or PostgreSQL. */
+function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return code === '23505' || (typeof code === 'string' && code.startsWith('SQLITE_CONSTRAINT'));
 }
