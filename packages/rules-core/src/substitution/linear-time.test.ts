@@ -24,6 +24,8 @@ function timeRun(pattern: string, body: Buffer): number {
   return Math.min(...best);
 }
 
+// The trivial pattern is skipped by the prefilter at ~1 ms/MiB; a 5 ms floor keeps the factor
+// about the DFA, not about the prefilter.
 describe('linear time on pathological patterns', () => {
   const cases: Array<[string, string]> = [
     ['(a+)+b', 'a'],
@@ -33,7 +35,7 @@ describe('linear time on pathological patterns', () => {
   ];
   it.each(cases)('%s on 1 MiB of %s', (pattern, fill) => {
     const body = Buffer.alloc(MiB, fill);
-    const trivial = Math.max(timeRun('z', body), 2);
+    const trivial = Math.max(timeRun('z', body), 5);
     const pathological = timeRun(pattern, body);
     expect(pathological).toBeLessThan(trivial * 25);
     const doubled = timeRun(pattern, Buffer.alloc(2 * MiB, fill));
@@ -43,7 +45,7 @@ describe('linear time on pathological patterns', () => {
   it('(.*a){20} on a mixed body whose matches end far apart', () => {
     const body = Buffer.alloc(MiB);
     for (let i = 0; i < MiB; i++) body[i] = i % 7 === 0 ? 0x61 : 0x62;
-    const trivial = Math.max(timeRun('z', body), 2);
+    const trivial = Math.max(timeRun('z', body), 5);
     expect(timeRun('(.*a){20}', body)).toBeLessThan(trivial * 25);
   });
 });

@@ -258,7 +258,8 @@ export class Substituter {
     const dfa = this.set.dfa;
     while (this.scanPos < this.bufEnd && !this.passthrough) {
       const base = this.bufStart;
-      const stop = Math.min(this.bufEnd, this.deadline) - base;
+      // A relative index below 2^31: "| 0" keeps V8 on int32 even when the deadline is Infinity.
+      const stop = Math.min(this.bufEnd - base, this.deadline - base) | 0;
       const i = runDfa(
         this.buf,
         this.scanPos - base,
@@ -571,7 +572,7 @@ function runDfa(
         regs[reg] = i + base;
         if (reg === 0 && i + base + maxBuffered < deadline) {
           deadline = i + base + maxBuffered;
-          stop = Math.min(end, deadline - base);
+          stop = Math.min(end, deadline - base) | 0;
         }
       } else if (skip !== undefined) {
         // Back in an idle state: skip every position where no match can start.

@@ -25,9 +25,8 @@ export class BoundedBacktracker {
   private readonly slots: Int32Array;
   private visited = new Int32Array(0);
   private stamp = 0;
-  /** Frames of three ints: kind, a, b; `sp` is the top. */
-  private stack = new Int32Array(3 * 64);
-  private sp = 0;
+  /** Frames of three ints: kind, a, b (kept between calls to avoid reallocating). */
+  private stack: Int32Array = new Int32Array(3 * 64);
 
   constructor(
     private readonly nfa: Nfa,
@@ -62,14 +61,19 @@ export class BoundedBacktracker {
     const visited = this.visited;
     const { kind, next: nextState, arg, alts, members } = this.nfa;
     const slots = this.slots;
+    const first = this.first;
     slots.fill(-1);
-    this.sp = 0;
-    this.push(EXPLORE, this.nfa.ruleStarts[this.rule] as number, start);
-    while (this.sp > 0) {
-      const sp = (this.sp -= 3);
-      const frame = this.stack[sp] as number;
-      const a = this.stack[sp + 1] as number;
-      let pos = this.stack[sp + 2] as number;
+    // The explicit stack lives in locals (hot); `grow` doubles it when full.
+    let stack: Int32Array = this.stack;
+    let sp = 0;
+    stack[sp++] = EXPLORE;
+    stack[sp++] = this.nfa.ruleStarts[this.rule] as number;
+    stack[sp++] = start;
+    while (sp > 0) {
+      sp -= 3;
+      const frame = stack[sp] as number;
+      const a = stack[sp + 1] as number;
+      let pos = stack[sp + 2] as number;
       if (frame === RESTORE) {
         slots[a] = pos;
         continue;
@@ -77,7 +81,7 @@ export class BoundedBacktracker {
       let s = a;
       // Follow single-successor states (bytes too) inline; splits push their alternatives.
       for (;;) {
-        const mark = (s - this.first) * width + (pos - start);
+        const mark = (s - first) * width + (pos - start);
         if (visited[mark] === stamp) break;
         visited[mark] = stamp;
         const k = kind[s] as number;
@@ -95,8 +99,12 @@ export class BoundedBacktracker {
         }
         if (k === StateKind.Split) {
           const choices = alts[s] as Int32Array;
-          for (let j = choices.length - 1; j >= 1; j--)
-            this.push(EXPLORE, choices[j] as number, pos);
+          for (let j = choices.length - 1; j >= 1; j--) {
+            if (sp + 3 > stack.length) stack = this.grow();
+            stack[sp++] = EXPLORE;
+            stack[sp++] = choices[j] as number;
+            stack[sp++] = pos;
+          }
           s = choices[0] as number;
           continue;
         }
@@ -110,7 +118,10 @@ export class BoundedBacktracker {
         // Capture: record, and restore when this path is abandoned.
         const slot = arg[s] as number;
         if (slot < slots.length) {
-          this.push(RESTORE, slot, slots[slot] as number);
+          if (sp + 3 > stack.length) stack = this.grow();
+          stack[sp++] = RESTORE;
+          stack[sp++] = slot;
+          stack[sp++] = slots[slot] as number;
           slots[slot] = pos;
         }
         s = nextState[s] as number;
@@ -119,15 +130,10 @@ export class BoundedBacktracker {
     return undefined;
   }
 
-  private push(kind: number, a: number, b: number): void {
-    if (this.sp + 3 > this.stack.length) {
-      const grown = new Int32Array(this.stack.length * 2);
-      grown.set(this.stack);
-      this.stack = grown;
-    }
-    this.stack[this.sp] = kind;
-    this.stack[this.sp + 1] = a;
-    this.stack[this.sp + 2] = b;
-    this.sp += 3;
+  private grow(): Int32Array {
+    const grown = new Int32Array(this.stack.length * 2);
+    grown.set(this.stack);
+    this.stack = grown;
+    return grown;
   }
 }
