@@ -257,7 +257,7 @@ describe('modes and failure', () => {
       expect(refused.headers['x-request-id']).toMatch(UUID);
       expect(open.rampart.stats()).toMatchObject({ noSnapshot: 1, snapshotVersion: null });
       expect(closed.rampart.stats().refused.failedClosed).toBe(1);
-      expect(open.rampart.stats().sync.failures).toBe(1);
+      expect(open.rampart.stats().sync.failures).toBeGreaterThanOrEqual(1);
       expect(open.logger.lines.join('\n')).toMatch(/snapshot sync failed .*404.*fail mode applies/);
     } finally {
       await openApp.close();

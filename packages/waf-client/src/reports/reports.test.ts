@@ -134,6 +134,7 @@ describe('reports', () => {
     expect((b as number) - (a as number)).toBeGreaterThanOrEqual(950); // Retry-After: 1
     expect((d as number) - (c as number)).toBeGreaterThanOrEqual(950);
     expect(receiver.attempts.map((x) => x.status).slice(0, 4)).toEqual([503, 500, 429, 200]);
+    await eventually('the answer processed', () => client.rampart.stats().reports.sent === 2);
     expect(client.rampart.stats().reports).toMatchObject({ sent: 2, retries: 3, dropped: 0 });
   });
 

@@ -54,7 +54,8 @@ async function hubWith(snapshot: FakeHub['snapshot'], port = 0): Promise<FakeHub
 }
 
 function client(options: Parameters<typeof testClient>[0]): TestClient {
-  const c = testClient(options);
+  // A short idle timeout: a poll stuck on a dying connection must not outlast the test's waits.
+  const c = testClient({ syncTimeoutMs: 2000, ...options });
   cleanup.push(() => c.close());
   return c;
 }
@@ -70,7 +71,7 @@ describe('snapshot sync', () => {
     await c.rampart.ready();
     expect(c.rampart.stats()).toMatchObject({
       snapshotVersion: 1,
-      sync: { downloads: 1, successes: 1, failures: 0 },
+      sync: { downloads: 1, failures: 0 },
     });
     expect(files(c.dataDir)).toEqual([`${V1.sha256}.sqlite`]);
     expect(JSON.parse(readFileSync(join(c.dataDir, 'current.json'), 'utf8'))).toEqual({
@@ -192,8 +193,9 @@ describe('snapshot sync', () => {
     expect(Date.now() - started).toBeLessThan(5000);
     expect(second.rampart.stats()).toMatchObject({
       snapshotVersion: 1,
-      sync: { loadedFromDisk: true, downloads: 0, failures: 1 },
+      sync: { loadedFromDisk: true, downloads: 0 },
     });
+    expect(second.rampart.stats().sync.failures).toBeGreaterThanOrEqual(1);
     expect(second.logger.lines.join('\n')).toMatch(
       /snapshot sync failed .*cannot reach the hub.*keeping snapshot version 1/,
     );
@@ -226,10 +228,13 @@ describe('snapshot sync', () => {
     await probe.close(); // a port nobody listens on now
     const c = client({ hubUrl: probe.url, syncIntervalMs: 100, syncBackoffMaxMs: 300 });
     await c.rampart.ready();
-    expect(c.rampart.stats()).toMatchObject({ snapshotVersion: null, sync: { failures: 1 } });
+    expect(c.rampart.stats().snapshotVersion).toBeNull();
+    expect(c.rampart.stats().sync.failures).toBeGreaterThanOrEqual(1);
     await hubWith(V1, port);
     await eventually('version 1', () => c.rampart.stats().snapshotVersion === 1);
-    expect(c.logger.lines.join('\n')).toMatch(/sync recovered after \d+ failed attempt/);
+    await eventually('the recovery logged', () =>
+      c.logger.lines.some((l) => /sync recovered after \d+ failed attempt/.test(l)),
+    );
   });
 
   it('keeps its snapshot and backs off while the hub is down mid-run', async () => {
@@ -287,7 +292,7 @@ describe('snapshot sync', () => {
     await b.rampart.ready();
     expect(b.rampart.stats()).toMatchObject({
       snapshotVersion: 1,
-      sync: { loadedFromDisk: true, downloads: 0, successes: 1 },
+      sync: { loadedFromDisk: true, downloads: 0, failures: 0 },
     });
     // a new version: b downloads it, a finds the file and does not read the hub's body
     hub.snapshot = V2;
