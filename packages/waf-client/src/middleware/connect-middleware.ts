@@ -19,13 +19,18 @@ export function createConnectMiddleware(handler: RequestHandler): ConnectMiddlew
   return function rampartMiddleware(req, res, next) {
     const verdict = handler.handle(req); // never throws (failures become the fail-mode verdict)
     req.rampart = verdict.info;
-    if (verdict.refusal) {
-      sendRefusal(req, res, verdict.refusal);
-      return;
-    }
-    if (verdict.passHeaders && !res.headersSent) {
-      for (const name in verdict.passHeaders)
-        res.setHeader(name, verdict.passHeaders[name] as string);
+    try {
+      if (verdict.refusal) {
+        sendRefusal(req, res, verdict.refusal);
+        return;
+      }
+      if (verdict.passHeaders && !res.headersSent) {
+        for (const name in verdict.passHeaders)
+          res.setHeader(name, verdict.passHeaders[name] as string);
+      }
+    } catch (error) {
+      handler.adapterFailed(error);
+      if (res.headersSent) return; // a refusal was (partly) written: the app must not answer too
     }
     next();
   };

@@ -58,15 +58,20 @@ export function createFastifyPlugin(handler: RequestHandler): RampartFastifyPlug
       request.raw.rampart = verdict.info;
       (request as FastifyLikeRequest & { rampart: RampartRequestInfo }).rampart = verdict.info;
       const refusal = verdict.refusal;
-      if (refusal) {
-        reply.code(refusal.status);
-        for (const name in refusal.headers) reply.header(name, refusal.headers[name] as string);
-        reply.send(refusal.body); // answering from onRequest: the route handler is skipped
-        return;
-      }
-      if (verdict.passHeaders) {
-        for (const name in verdict.passHeaders)
-          reply.header(name, verdict.passHeaders[name] as string);
+      try {
+        if (refusal) {
+          reply.code(refusal.status);
+          for (const name in refusal.headers) reply.header(name, refusal.headers[name] as string);
+          reply.send(refusal.body); // answering from onRequest: the route handler is skipped
+          return;
+        }
+        if (verdict.passHeaders) {
+          for (const name in verdict.passHeaders)
+            reply.header(name, verdict.passHeaders[name] as string);
+        }
+      } catch (error) {
+        handler.adapterFailed(error);
+        if (refusal) return; // send() may have started the answer: do not run the route too
       }
       hookDone();
     });

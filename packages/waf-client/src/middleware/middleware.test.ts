@@ -10,6 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeHub, startFakeHub } from '../test-support/fake-hub.js';
 import {
   call,
+  fakeRequest,
+  fakeResponse,
   SITE_KEY,
   startApp,
   type TestApp,
@@ -265,6 +267,26 @@ describe('modes and failure', () => {
       await open.close();
       await closed.close();
       await empty.close();
+    }
+  });
+
+  it('a refusal that cannot be written is counted, and the request is not left hanging', async () => {
+    const client = testClient({ hubUrl: hub.url });
+    await client.rampart.ready();
+    try {
+      const res = fakeResponse();
+      res.writeHead = () => {
+        throw new Error('socket gone');
+      };
+      let nextCalls = 0;
+      client.rampart.middleware(fakeRequest('/wp-admin'), res, () => nextCalls++);
+      expect(client.rampart.stats().errors).toBe(1);
+      expect(nextCalls).toBe(1);
+      expect(client.logger.lines.join('\n')).toMatch(
+        /could not apply the WAF verdict: socket gone/,
+      );
+    } finally {
+      await client.close();
     }
   });
 

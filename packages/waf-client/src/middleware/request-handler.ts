@@ -124,6 +124,19 @@ export class RequestHandler {
     }
   }
 
+  /**
+   * An adapter could not apply a verdict (writing the refusal or a header threw): counted and
+   * logged; the adapter then lets the request continue unless a refusal was already started.
+   */
+  adapterFailed(error: unknown): void {
+    this.stats.errors++;
+    this.logger.throttled(
+      'adapter-error',
+      'error',
+      `could not apply the WAF verdict: ${describeError(error)}`,
+    );
+  }
+
   private act(
     req: IncomingMessage,
     info: RampartRequestInfo,
