@@ -12,7 +12,8 @@
  *
  * Creating the client validates the configuration (throwing {@link RampartConfigError}) and
  * starts the background work at once: loading the snapshot from the data directory, polling
- * the hub, flushing reports. All timers are unref'd: the client never keeps a process alive.
+ * the hub, flushing reports. All timers are unref'd, so the client's schedule never keeps a
+ * process alive (only an HTTP exchange in flight does, bounded by its timeout; `close()` ends it).
  * Requests that arrive before a snapshot is loaded get the fail mode (`open` by default).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
