@@ -47,7 +47,18 @@ async function ensureRedis() {
   mkdirSync(dir, { recursive: true });
   const redis = spawn(
     'redis-server',
-    ['--bind', '127.0.0.1', '--port', String(DEV_REDIS_PORT), '--dir', dir, '--save', '60 1', '--appendonly', 'no'],
+    [
+      '--bind',
+      '127.0.0.1',
+      '--port',
+      String(DEV_REDIS_PORT),
+      '--dir',
+      dir,
+      '--save',
+      '60 1',
+      '--appendonly',
+      'no',
+    ],
     { stdio: 'ignore' },
   );
   redis.once('error', (error) => {
@@ -55,7 +66,8 @@ async function ensureRedis() {
     process.exit(1);
   });
   children.push(redis);
-  for (let i = 0; i < 50 && !(await answers(DEV_REDIS_PORT)); i++) await new Promise((r) => setTimeout(r, 100));
+  for (let i = 0; i < 50 && !(await answers(DEV_REDIS_PORT)); i++)
+    await new Promise((r) => setTimeout(r, 100));
   log(`started redis-server on ${url} (data in ${dir})`);
   return url;
 }
@@ -63,7 +75,8 @@ async function ensureRedis() {
 function adminToken() {
   if (process.env.HUB_ADMIN_TOKEN) return process.env.HUB_ADMIN_TOKEN;
   const file = join(data, 'admin-token');
-  if (!existsSync(file)) writeFileSync(file, randomBytes(32).toString('base64url'), { mode: 0o600 });
+  if (!existsSync(file))
+    writeFileSync(file, randomBytes(32).toString('base64url'), { mode: 0o600 });
   log(`admin token: in ${file} (use: Authorization: Bearer $(cat ${file}))`);
   return readFileSync(file, 'utf8').trim();
 }
@@ -84,8 +97,15 @@ const compiler = existsSync(tsc) ? tsc : 'tsc';
 const first = spawnSync(compiler, ['-p', 'tsconfig.build.json'], { cwd: app, stdio: 'inherit' });
 if (first.status !== 0) process.exit(first.status ?? 1);
 children.push(
-  spawn(compiler, ['-p', 'tsconfig.build.json', '--watch', '--preserveWatchOutput'], { cwd: app, stdio: 'inherit' }),
-  spawn(process.execPath, ['--watch-path=dist', 'dist/main.js'], { cwd: app, env, stdio: 'inherit' }),
+  spawn(compiler, ['-p', 'tsconfig.build.json', '--watch', '--preserveWatchOutput'], {
+    cwd: app,
+    stdio: 'inherit',
+  }),
+  spawn(process.execPath, ['--watch-path=dist', 'dist/main.js'], {
+    cwd: app,
+    env,
+    stdio: 'inherit',
+  }),
 );
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.on(signal, () => {
