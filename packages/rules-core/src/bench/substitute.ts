@@ -160,10 +160,10 @@ async function benchOne(
 }
 
 function format(rows: readonly Row[], contenders: readonly string[]): string {
-  const cell = (v: number | undefined) => (v === undefined ? 'n/a' : v.toFixed(1)).padStart(14);
+  const cell = (v: number | undefined) => (v === undefined ? 'n/a' : v.toFixed(1)).padStart(20);
   const header =
     'rules  matches  density ' +
-    contenders.map((c) => `${c} MB/s`.padStart(14)).join('') +
+    contenders.map((c) => ` ${c} MB/s`.padStart(20)).join('') +
     '  rampart/js  rampart/replacestream  same output as js';
   const lines = rows.map((r) => {
     const js = r.mbps['js-replace'] ?? Number.NaN;
