@@ -520,8 +520,8 @@ function copyInto(
   to: number,
 ): number {
   if (to - from > 48) {
-    target.set(source.subarray(from, to), at);
-    return at + to - from;
+    // Buffer#copy accepts any Uint8Array source and allocates no view.
+    return at + Buffer.prototype.copy.call(source, target, at, from, to);
   }
   let j = at;
   for (let i = from; i < to; i++) target[j++] = source[i] as number;
