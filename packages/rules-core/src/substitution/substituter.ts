@@ -43,6 +43,8 @@ export interface SubstituterOptions {
   readonly maxBufferedBytes?: number;
   /** Where the buffer-limit warning goes (default: `process.emitWarning`). */
   readonly warn?: (message: string) => void;
+  /** Skip idle text with the DFA's pair tables (default true; false is for tests and checks). */
+  readonly prefilter?: boolean;
 }
 
 export interface RuleStats {
@@ -125,7 +127,7 @@ export class Substituter {
     this.allOnce = set.rules.every((r) => r.once);
     this.onceLeft = n;
     this.passthrough = n === 0;
-    this.skip = set.dfa.skipTables();
+    this.skip = options.prefilter === false ? undefined : set.dfa.skipTables();
     this.state = set.dfa.start(-1);
     this.saved = set.dfa.stateAt(this.state);
     this.generation = set.dfa.generation;

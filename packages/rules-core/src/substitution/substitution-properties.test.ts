@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { body, cuts, ruleSet } from '../regex/testing/arbitraries.js';
+import { BODY_BYTES, body, cuts, ruleSet } from '../regex/testing/arbitraries.js';
 import {
   hasNullableLoop,
   referenceSubstitute,
@@ -84,6 +84,23 @@ describe('substitution properties', () => {
         }
       }),
       { numRuns: 200 },
+    );
+  });
+
+  it('the idle-state prefilter changes nothing (longer bodies, random chunking)', () => {
+    const longBody = fc
+      .array(fc.constantFrom(...BODY_BYTES), { minLength: 20, maxLength: 300 })
+      .map((bytes) => Buffer.from(bytes));
+    fc.assert(
+      fc.property(
+        ruleSet,
+        longBody.chain((b) => fc.tuple(fc.constant(b), cuts(b.length))),
+        (rules, [input, points]) => {
+          const plain = runChunks(rules, input, points, { ...unlimited, prefilter: false }).output;
+          expect(hex(runChunks(rules, input, points, unlimited).output)).toBe(hex(plain));
+        },
+      ),
+      { numRuns: 300 },
     );
   });
 });
