@@ -23,6 +23,10 @@
  *   at most one state construction (O(NFA size)): the search stays linear even when the cache
  *   thrashes, just slower.
  *
+ * - {@link LazyDfa.skipTables} derives, from the idle start states, which (byte, next byte)
+ *   pairs can start a match at all; scanning loops skip every other position with one table
+ *   load per byte instead of a DFA step (the literal prefilter, generalised to any rule set).
+ *
  * Limits: states built while one stream runs may be evicted before another stream resumes, so a
  * stream keeps its current {@link DfaState} object between calls and re-interns it when the
  * {@link LazyDfa.generation} changed.
