@@ -2,7 +2,8 @@
  * Linear time, proved by measurement: pathological patterns (exponential for backtrackers) on
  * 1 MiB bodies take a small constant factor of a trivial pattern on the same body, and doubling
  * the body roughly doubles the time (process CPU time, best of 5 runs; margins are wide because
- * the machine may be busy). The buffer limit is lifted so that every byte is scanned with the partial match alive.
+ * the machine may be busy). The buffer limit is lifted so that every byte is scanned with the
+ * partial match alive.
  */
 import { describe, expect, it } from 'vitest';
 import { compileRuleSet } from './rule-set.js';

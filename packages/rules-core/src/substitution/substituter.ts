@@ -16,8 +16,8 @@
  *   body passes through without being scanned.
  *
  * Time: each byte costs at most one DFA transition, and idle text (no live partial match) costs
- * one table load per byte (the DFA's pair tables skip positions where no match can start; see
- * `LazyDfa.skipTables`, disabled by `prefilter: false`). After a match the bytes the DFA looked
+ * one table load per byte (the DFA's pair tables skip positions where no match can start:
+ * `LazyDfa.skipTables`, off with `prefilter: false`). After a match, the bytes the DFA looked
  * at beyond its end (at least one, since matches are reported one byte late) are scanned again
  * from the match end, as sregex does. Those bytes are held-back bytes, so the rescanning is bounded by
  * `maxBufferedBytes` per match and is usually a single byte.
