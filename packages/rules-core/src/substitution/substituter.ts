@@ -19,8 +19,8 @@
  * one table load per byte (the DFA's pair tables skip positions where no match can start:
  * `LazyDfa.skipTables`, off with `prefilter: false`). After a match, the bytes the DFA looked
  * at beyond its end (at least one, since matches are reported one byte late) are scanned again
- * from the match end, as sregex does. Those bytes are held-back bytes, so the rescanning is bounded by
- * `maxBufferedBytes` per match and is usually a single byte.
+ * from the match end, as sregex does. Those bytes are held-back bytes, so the rescanning is
+ * bounded by `maxBufferedBytes` per match and is usually a single byte.
  */
 
 import type { DfaState } from '../regex/lazy-dfa/lazy-dfa.js';
