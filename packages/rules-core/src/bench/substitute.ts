@@ -16,6 +16,7 @@
  * JSON line (the last line) for scripts.
  */
 import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { Readable, type Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -120,12 +121,17 @@ interface Re2Like {
   new (pattern: string, flags: string): RegExp;
 }
 
+/** A peer from node_modules or from .bench-cache/peers (see scripts/ensure-bench-peers.mjs). */
 function loadOptional<T>(name: string): T | undefined {
-  try {
-    return require(name) as T;
-  } catch {
-    return undefined;
+  const peers = fileURLToPath(new URL('../../.bench-cache/peers/node_modules/', import.meta.url));
+  for (const from of [name, `${peers}${name}`]) {
+    try {
+      return require(from) as T;
+    } catch {
+      // try the next place
+    }
   }
+  return undefined;
 }
 
 async function benchOne(

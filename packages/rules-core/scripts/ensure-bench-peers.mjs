@@ -1,0 +1,36 @@
+#!/usr/bin/env node
+/**
+ * Installs the optional benchmark peer `re2` into .bench-cache/peers (git-ignored), once.
+ *
+ * re2 is a native module that takes minutes to compile on a small machine; as a dependency it
+ * would make every `npm ci` (and so every CI run) pay for a benchmark peer that no test uses.
+ * When the install fails, bench:substitute runs without it and says so.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const RE2_VERSION = '1.27.1';
+const peers = join(dirname(fileURLToPath(import.meta.url)), '..', '.bench-cache', 'peers');
+
+function loads() {
+  const probe = spawnSync(process.execPath, ['-e', `require(${JSON.stringify(join(peers, 'node_modules', 're2'))})`]);
+  return probe.status === 0;
+}
+
+if (!loads()) {
+  mkdirSync(peers, { recursive: true });
+  if (!existsSync(join(peers, 'package.json'))) {
+    writeFileSync(join(peers, 'package.json'), '{ "name": "rampart-bench-peers", "private": true }\n');
+  }
+  process.stderr.write(`bench: installing re2@${RE2_VERSION} into ${peers} (native build, a few minutes, once)\n`);
+  const install = spawnSync(
+    'npm',
+    ['install', '--no-audit', '--no-fund', '--loglevel=error', '--allow-scripts=re2', `re2@${RE2_VERSION}`],
+    { cwd: peers, stdio: ['ignore', 'ignore', 'inherit'] },
+  );
+  if (install.status !== 0 || !loads()) {
+    process.stderr.write('bench: re2 could not be installed; the benchmark runs without it\n');
+  }
+}
