@@ -15,19 +15,34 @@ const RE2_VERSION = '1.27.1';
 const peers = join(dirname(fileURLToPath(import.meta.url)), '..', '.bench-cache', 'peers');
 
 function loads() {
-  const probe = spawnSync(process.execPath, ['-e', `require(${JSON.stringify(join(peers, 'node_modules', 're2'))})`]);
+  const probe = spawnSync(process.execPath, [
+    '-e',
+    `require(${JSON.stringify(join(peers, 'node_modules', 're2'))})`,
+  ]);
   return probe.status === 0;
 }
 
 if (!loads()) {
   mkdirSync(peers, { recursive: true });
   if (!existsSync(join(peers, 'package.json'))) {
-    writeFileSync(join(peers, 'package.json'), '{ "name": "rampart-bench-peers", "private": true }\n');
+    writeFileSync(
+      join(peers, 'package.json'),
+      '{ "name": "rampart-bench-peers", "private": true }\n',
+    );
   }
-  process.stderr.write(`bench: installing re2@${RE2_VERSION} into ${peers} (native build, a few minutes, once)\n`);
+  process.stderr.write(
+    `bench: installing re2@${RE2_VERSION} into ${peers} (native build, a few minutes, once)\n`,
+  );
   const install = spawnSync(
     'npm',
-    ['install', '--no-audit', '--no-fund', '--loglevel=error', '--allow-scripts=re2', `re2@${RE2_VERSION}`],
+    [
+      'install',
+      '--no-audit',
+      '--no-fund',
+      '--loglevel=error',
+      '--allow-scripts=re2',
+      `re2@${RE2_VERSION}`,
+    ],
     { cwd: peers, stdio: ['ignore', 'ignore', 'inherit'] },
   );
   if (install.status !== 0 || !loads()) {

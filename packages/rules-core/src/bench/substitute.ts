@@ -16,10 +16,10 @@
  * JSON line (the last line) for scripts.
  */
 import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { Readable, type Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { fileURLToPath } from 'node:url';
 import {
   type CompiledRuleSet,
   compileRuleSet,
