@@ -288,6 +288,39 @@ describe('patterns', () => {
   });
 });
 
+describe('regex patterns', () => {
+  it('match with the linear-time engine, case-folded on request', async () => {
+    const { evaluator, snapshot } = await evaluatorFor([
+      {
+        id: 'ids',
+        type: 'pattern',
+        action: 'block',
+        when: [{ field: 'path', match: 'regex', value: '^/admin/\\d+$' }],
+      },
+      {
+        id: 'ua',
+        type: 'pattern',
+        action: 'block',
+        when: [{ field: 'user_agent', match: 'regex', value: 'curl|wget', flags: 'i' }],
+      },
+      {
+        id: 'evil',
+        type: 'pattern',
+        action: 'block',
+        when: [{ field: 'query', match: 'regex', value: '(a+)+b' }],
+      },
+    ]);
+    const id = (r: Partial<RequestInfo>) => evaluator.evaluate(request(r)).ruleId;
+    expect(id({ path: '/admin/42' })).toBe('ids');
+    expect(id({ path: '/admin/42/edit' })).toBeNull();
+    expect(id({ userAgent: 'Wget/1.21' })).toBe('ua');
+    // A classic catastrophic-backtracking input answers at once.
+    expect(id({ query: 'a'.repeat(100_000) })).toBeNull();
+    expect(id({ query: `${'a'.repeat(1000)}b` })).toBe('evil');
+    snapshot.close();
+  });
+});
+
 describe('rate limits', () => {
   it('counts matching requests per key and answers rate_limit beyond the limit', async () => {
     const { evaluator, snapshot } = await evaluatorFor([

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { sregexEngine } from '../regex/waf-engine.js';
 import { registerRegexEngine } from './regex-extension.js';
 import { parseRuleSet, type RuleIssue, RuleValidationError } from './validate.js';
 
@@ -235,7 +236,7 @@ describe('parseRuleSet', () => {
 });
 
 describe('regex patterns', () => {
-  afterEach(() => registerRegexEngine(undefined));
+  afterEach(() => registerRegexEngine(sregexEngine));
   const rule = {
     id: 'r',
     type: 'pattern',
@@ -243,7 +244,16 @@ describe('regex patterns', () => {
     when: [{ field: 'path', match: 'regex', value: '^/a+$' }],
   };
 
+  it('are compiled by the built-in linear-time engine by default', () => {
+    expect(parseRuleSet({ rules: [rule] }).rules).toHaveLength(1);
+    const lookahead = { ...rule, when: [{ field: 'path', match: 'regex', value: 'a(?=b)' }] };
+    expect(one(lookahead)).toMatchObject([
+      { field: 'when[0].value', reason: expect.stringContaining('lookahead') },
+    ]);
+  });
+
   it('are rejected while no linear-time engine is registered', () => {
+    registerRegexEngine(undefined);
     expect(one(rule)).toMatchObject([
       { field: 'when[0].match', reason: expect.stringContaining('regex engine') },
     ]);
