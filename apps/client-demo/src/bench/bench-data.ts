@@ -11,8 +11,8 @@
  * - Addresses: 1000 public addresses the rules were drawn around, so every request is looked up
  *   in every range category, compared with every pattern, counted and then passed: the slowest
  *   path through the evaluator, for every request.
- * - Two snapshots, version 1 and 2, differing in one rule: the client starts on version 1 and is
- *   made to swap to version 2 under load.
+ * - Snapshots of versions 1 to {@link VERSIONS}, alternately with and without one extra rule:
+ *   the client starts on version 1 and is made to swap to each following version under load.
  *
  * Results are cached in `apps/client-demo/.bench-cache/` (git-ignored) under a key covering the
  * dataset versions, the snapshot schema and this module's rule additions; delete it to rebuild.
@@ -29,12 +29,14 @@ import { SCHEMA_VERSION } from '@rampart/rules-core/snapshot/schema';
 import { writeSnapshot } from '@rampart/rules-core/snapshot/writer';
 
 /** Bump when the rule additions below change, so cached snapshots are rebuilt. */
-const RULES_REVISION = 1;
+const RULES_REVISION = 2;
+/** Snapshot versions built: the first to start on, the others to swap to. */
+export const VERSIONS = 4;
 const PROBE_COUNT = 1000;
 
 export interface BenchData {
-  /** Snapshot version 1 (the client starts on it) and version 2 (swapped to under load). */
-  readonly snapshots: readonly [string, string];
+  /** The snapshot of version `i + 1` at index `i` (the client starts on version 1). */
+  readonly snapshots: readonly string[];
   /** Client addresses that every rule misses (sent as X-Forwarded-For). */
   readonly ips: readonly string[];
   readonly ruleCount: number;
@@ -78,8 +80,8 @@ const EXTRA_RULES: readonly Record<string, unknown>[] = [
   },
 ];
 
-/** The one rule that differs in version 2. */
-const V2_RULE = {
+/** The one rule that even versions add. */
+const EVEN_RULE = {
   id: 'v2-no-cgi',
   type: 'pattern',
   action: 'block',
@@ -97,21 +99,17 @@ export async function prepareBenchData(progress: (line: string) => void): Promis
   const files = resolveDatasetFiles();
   const key = `middleware-s${SCHEMA_VERSION}_${files.cacheKey}_${cacheDigest(
     JSON.stringify(EXTRA_RULES),
-    JSON.stringify(V2_RULE),
+    JSON.stringify(EVEN_RULE),
     String(RULES_REVISION),
   )}`;
   const dir = join(benchCacheDir(), key);
-  const paths = {
-    v1: join(dir, 'v1.sqlite'),
-    v2: join(dir, 'v2.sqlite'),
-    ips: join(dir, 'ips.json'),
-    meta: join(dir, 'meta.json'),
-  };
+  const snapshots = Array.from({ length: VERSIONS }, (_, i) => join(dir, `v${i + 1}.sqlite`));
+  const paths = { ips: join(dir, 'ips.json'), meta: join(dir, 'meta.json') };
   if (existsSync(paths.meta)) {
     const meta = JSON.parse(readFileSync(paths.meta, 'utf8')) as CachedMeta;
     progress(`reusing snapshots from ${dir}`);
     return {
-      snapshots: [paths.v1, paths.v2],
+      snapshots,
       ips: JSON.parse(readFileSync(paths.ips, 'utf8')) as string[],
       ...meta,
       built: false,
@@ -131,7 +129,7 @@ export async function prepareBenchData(progress: (line: string) => void): Promis
   const worst = makeWorstCase(inputs);
   const ips = inputs.sets[0] ?? [];
   const rules1 = [...worst.ruleSetJson.rules, ...EXTRA_RULES];
-  const rules2 = [...rules1, V2_RULE];
+  const rules2 = [...rules1, EVEN_RULE];
   const datasets = {
     country: `${files.country.name}@${files.country.version}`,
     asn: `${files.asn.name}@${files.asn.version}`,
@@ -141,10 +139,8 @@ export async function prepareBenchData(progress: (line: string) => void): Promis
   rmSync(building, { recursive: true, force: true });
   mkdirSync(building, { recursive: true });
   let rangeCount = 0;
-  for (const [version, rules] of [
-    [1, rules1],
-    [2, rules2],
-  ] as const) {
+  for (let version = 1; version <= VERSIONS; version++) {
+    const rules = version % 2 === 1 ? rules1 : rules2;
     progress(`writing snapshot version ${version} (${rules.length} rules)`);
     const summary = writeSnapshot(join(building, `v${version}.sqlite`), {
       ruleSet: parseRuleSet({ rules }),
@@ -165,5 +161,5 @@ export async function prepareBenchData(progress: (line: string) => void): Promis
   writeFileSync(join(building, 'meta.json'), JSON.stringify(meta));
   rmSync(dir, { recursive: true, force: true });
   renameSync(building, dir);
-  return { snapshots: [paths.v1, paths.v2], ips, ...meta, built: true };
+  return { snapshots, ips, ...meta, built: true };
 }

@@ -2,23 +2,26 @@
  * `npm run bench:middleware`: what the WAF costs the demo's cheapest route (`GET /robots.txt`: a
  * constant, no session, no database), and how long a snapshot swap stalls the app under load.
  *
- * 1. Build (or reuse) two snapshots of ~1.07M real ranges with every rule type (see
+ * 1. Build (or reuse) four snapshot versions of ~1.07M real ranges with every rule type (see
  *    `bench-data.ts`) and 1000 client addresses every rule misses.
  * 2. Start a stand-in hub (`bench-hub.ts`) serving version 1, and two app processes started
  *    like production (`node dist/main.js`), identical but for RAMPART_MODE: `off` and
  *    `enforce`. Each has its own WAF data directory holding version 1, so the enforcing client
  *    evaluates from its first request.
- * 3. Per round, for each mode (order alternating between rounds, against drift): warm up, then
- *    a saturating wrk run (throughput and loaded latency), then a one-connection wrk run
- *    (latency without queueing). wrk runs in its own process; both talk over 127.0.0.1.
- * 4. Swap: under the same saturating load on the enforcing app, one window without a swap
- *    (baseline) and one in which the hub publishes version 2; the app's event-loop delay
- *    histogram (`/__bench/loop-delay`, enabled by DEMO_BENCH_ENDPOINTS) gives the longest stall.
- * 5. Print a table and, last, one JSON line.
+ * 3. Rounds of short runs, both modes back to back in each (order alternating), so slow drift
+ *    and other load on the machine weigh on both modes alike: per mode a warm-up, a saturating
+ *    wrk run (throughput, loaded latency) and a one-connection run (latency without queueing).
+ *    wrk runs in its own process; everything talks over 127.0.0.1. Headline figures are medians
+ *    of the per-round ratios and differences (see `report.ts`).
+ * 4. Swaps: under the same saturating load on the enforcing app, alternately a window without a
+ *    swap (baseline) and one in which the hub publishes the next version (2, 3, 4); the app's
+ *    event-loop delay histogram (`/__bench/loop-delay`, enabled by DEMO_BENCH_ENDPOINTS) gives
+ *    the longest stall of each window.
+ * 5. Print the tables and, last, one JSON line.
  *
- * Knobs (development only; published figures use the defaults): BENCH_DURATION=15 (s per
- * saturated run), BENCH_SINGLE_DURATION=8, BENCH_WARMUP=3, BENCH_ROUNDS=2,
- * BENCH_CONNECTIONS=16, BENCH_SWAP_WINDOW=12.
+ * Knobs (development only; published figures use the defaults): BENCH_DURATION=5 (s per
+ * saturated run), BENCH_SINGLE_DURATION=3, BENCH_WARMUP=1, BENCH_ROUNDS=6,
+ * BENCH_CONNECTIONS=16, BENCH_SWAP_WINDOW=8.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -30,7 +33,7 @@ import { installSnapshot } from '../waf/snapshot-dir.js';
 import { type AppProcess, startAppProcess } from './app-process.js';
 import { prepareBenchData } from './bench-data.js';
 import { type BenchHub, startBenchHub } from './bench-hub.js';
-import { formatReport, type Mode, type ModeRun, type SwapMeasurement } from './report.js';
+import { formatReport, type Mode, type ModeRun, type SwapWindow } from './report.js';
 import { runWrk, writeWrkScript } from './wrk.js';
 
 const ROUTE = '/robots.txt';
@@ -47,12 +50,12 @@ function positiveInt(name: string, fallback: number): number {
 }
 
 const config = {
-  durationS: positiveInt('BENCH_DURATION', 15),
-  singleDurationS: positiveInt('BENCH_SINGLE_DURATION', 8),
-  warmupS: positiveInt('BENCH_WARMUP', 3),
-  rounds: positiveInt('BENCH_ROUNDS', 2),
+  durationS: positiveInt('BENCH_DURATION', 5),
+  singleDurationS: positiveInt('BENCH_SINGLE_DURATION', 3),
+  warmupS: positiveInt('BENCH_WARMUP', 1),
+  rounds: positiveInt('BENCH_ROUNDS', 6),
   connections: positiveInt('BENCH_CONNECTIONS', 16),
-  swapWindowS: positiveInt('BENCH_SWAP_WINDOW', 12),
+  swapWindowS: positiveInt('BENCH_SWAP_WINDOW', 8),
 };
 
 const started = performance.now();
@@ -96,7 +99,7 @@ async function startApp(
 ): Promise<AppProcess> {
   const dataDir = join(root, mode);
   const wafDir = join(dataDir, 'rampart');
-  await installSnapshot(wafDir, snapshot, 1);
+  await installSnapshot(wafDir, snapshot, 1, hub.siteKey);
   // Identical for both processes but for RAMPART_MODE.
   return startAppProcess({
     NODE_ENV: 'production',
@@ -169,39 +172,56 @@ async function loadWindow(
   return { maxStallMs: delay.maxMs, errors: result.errors };
 }
 
-async function measureSwap(
+/**
+ * Per version after the first: a window of load without a swap (baseline), then a window in
+ * which the hub publishes the version, 2 s in; the client polls every second.
+ */
+async function measureSwaps(
   app: AppProcess,
   hub: BenchHub,
-  snapshotV2: string,
+  snapshots: readonly string[],
   script: string,
-): Promise<SwapMeasurement> {
-  progress(`swap: baseline window, ${config.swapWindowS} s of load without a swap`);
-  const baseline = await loadWindow(app, script, async () => {});
-  progress('swap: window with version 2 published after 3 s');
-  let swapSeconds = Number.NaN;
-  const swap = await loadWindow(app, script, async () => {
-    await sleep(3000);
-    await hub.publish(snapshotV2, 2);
-    const published = performance.now();
-    const deadline = published + (config.swapWindowS - 4) * 1000;
-    while (performance.now() < deadline) {
-      const stats = await getJson<WafStats>(`${app.url}/__bench/waf`);
-      if (stats.snapshotVersion === 2) {
-        swapSeconds = (performance.now() - published) / 1000;
-        return;
+): Promise<SwapWindow[]> {
+  const windows: SwapWindow[] = [];
+  for (let index = 1; index < snapshots.length; index++) {
+    const version = index + 1;
+    progress(`swap ${index}: baseline window, ${config.swapWindowS} s of load`);
+    const baseline = await loadWindow(app, script, async () => {});
+    windows.push({
+      version: null,
+      maxStallMs: baseline.maxStallMs,
+      swapSeconds: null,
+      evaluatorBuildMs: null,
+      versionAfter: null,
+      errors: baseline.errors,
+    });
+    progress(`swap ${index}: window with version ${version} published 2 s in`);
+    let swapSeconds: number | null = null;
+    const swap = await loadWindow(app, script, async () => {
+      await sleep(2000);
+      await hub.publish(snapshots[index] as string, version);
+      const published = performance.now();
+      const deadline = published + (config.swapWindowS - 3) * 1000;
+      while (performance.now() < deadline) {
+        const stats = await getJson<WafStats>(`${app.url}/__bench/waf`);
+        if (stats.snapshotVersion === version) {
+          swapSeconds = (performance.now() - published) / 1000;
+          return;
+        }
+        await sleep(100);
       }
-      await sleep(100);
-    }
-  });
-  const stats = await getJson<WafStats>(`${app.url}/__bench/waf`);
-  return {
-    baselineMaxStallMs: baseline.maxStallMs,
-    swapMaxStallMs: swap.maxStallMs,
-    swapSeconds,
-    evaluatorBuildMs: stats.snapshotVersion === 2 ? stats.sync.lastSwapMs : null,
-    versionAfter: stats.snapshotVersion,
-    errors: baseline.errors + swap.errors,
-  };
+    });
+    const stats = await getJson<WafStats>(`${app.url}/__bench/waf`);
+    windows.push({
+      version,
+      maxStallMs: swap.maxStallMs,
+      swapSeconds,
+      evaluatorBuildMs: stats.snapshotVersion === version ? stats.sync.lastSwapMs : null,
+      versionAfter: stats.snapshotVersion,
+      errors: swap.errors,
+    });
+  }
+  return windows;
 }
 
 async function main(): Promise<void> {
@@ -210,11 +230,12 @@ async function main(): Promise<void> {
   const hub = await startBenchHub(`rk_bench_${randomBytes(16).toString('hex')}`);
   const apps: Partial<Record<Mode, AppProcess>> = {};
   try {
-    await hub.publish(data.snapshots[0], 1);
+    const first = data.snapshots[0] as string;
+    await hub.publish(first, 1);
     const script = writeWrkScript(root, `${ROUTE}${QUERY}`, data.ips);
     progress('starting the app twice: RAMPART_MODE=off and RAMPART_MODE=enforce');
-    apps.off = await startApp('off', root, hub, data.snapshots[0]);
-    apps.enforce = await startApp('enforce', root, hub, data.snapshots[0]);
+    apps.off = await startApp('off', root, hub, first);
+    apps.enforce = await startApp('enforce', root, hub, first);
     await waitForVersion(apps.enforce, 1, 30_000);
 
     const runs: ModeRun[] = [];
@@ -223,7 +244,7 @@ async function main(): Promise<void> {
       for (const mode of order)
         runs.push(await measureMode(apps[mode] as AppProcess, mode, round, script));
     }
-    const swap = await measureSwap(apps.enforce, hub, data.snapshots[1], script);
+    const swaps = await measureSwaps(apps.enforce, hub, data.snapshots, script);
     process.stdout.write(
       `${formatReport({
         route: ROUTE,
@@ -235,7 +256,7 @@ async function main(): Promise<void> {
         durationS: config.durationS,
         singleDurationS: config.singleDurationS,
         runs,
-        swap,
+        swaps,
       })}\n`,
     );
   } finally {

@@ -1,6 +1,11 @@
 /**
  * The figures of `npm run bench:middleware` from its raw runs, and their printed form. Pure
  * functions (tested in `report.test.ts`).
+ *
+ * Each round measures both modes back to back (order alternating), so a round is a matched
+ * pair: whatever else the machine was doing then weighed on both. Headline figures are the
+ * median over rounds of the per-round ratio or difference, which a single disturbed round
+ * cannot move much; pooled figures are printed too.
  */
 import type { WrkResult } from './wrk.js';
 
@@ -21,16 +26,16 @@ export interface ModeRun {
   readonly single: WrkResult;
 }
 
-export interface SwapMeasurement {
-  /** Longest event-loop stall in the same load window without a swap. */
-  readonly baselineMaxStallMs: number;
-  /** Longest event-loop stall in the window holding the swap. */
-  readonly swapMaxStallMs: number;
-  /** From publishing version 2 to the client using it (poll, download, verify, open, swap). */
-  readonly swapSeconds: number;
+export interface SwapWindow {
+  /** The version published in the window (null: a baseline window without a swap). */
+  readonly version: number | null;
+  /** Longest event-loop stall in the window, ms. */
+  readonly maxStallMs: number;
+  /** Publication to the client using the version (poll, download, verify, open, swap), s. */
+  readonly swapSeconds: number | null;
   /** The synchronous part of the swap (building the evaluator), as the client reports it. */
   readonly evaluatorBuildMs: number | null;
-  /** The snapshot version in use after the window (2 when the swap happened). */
+  /** The version in use at the end of the window. */
   readonly versionAfter: number | null;
   readonly errors: number;
 }
@@ -45,56 +50,76 @@ export interface BenchInput {
   readonly durationS: number;
   readonly singleDurationS: number;
   readonly runs: readonly ModeRun[];
-  readonly swap: SwapMeasurement;
+  readonly swaps: readonly SwapWindow[];
 }
 
-export interface ModeSummary {
-  readonly rps: number;
-  readonly saturatedP50Ms: number;
-  readonly saturatedP99Ms: number;
-  readonly p50Ms: number;
-  readonly p99Ms: number;
-  readonly errors: number;
+export function median(values: readonly number[]): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
-const average = (values: readonly number[]) =>
-  values.length === 0 ? Number.NaN : values.reduce((a, b) => a + b, 0) / values.length;
+interface Pair {
+  readonly round: number;
+  readonly off: ModeRun;
+  readonly enforce: ModeRun;
+}
 
-/** Throughput over all rounds of a mode (total requests / total time); latencies averaged over rounds. */
-export function summarizeMode(runs: readonly ModeRun[], mode: Mode): ModeSummary {
+function pairs(runs: readonly ModeRun[]): Pair[] {
+  const out: Pair[] = [];
+  for (const round of [...new Set(runs.map((r) => r.round))].sort((a, b) => a - b)) {
+    const off = runs.find((r) => r.round === round && r.mode === 'off');
+    const enforce = runs.find((r) => r.round === round && r.mode === 'enforce');
+    if (off && enforce) out.push({ round, off, enforce });
+  }
+  return out;
+}
+
+function pooledRps(runs: readonly ModeRun[], mode: Mode): number {
   const mine = runs.filter((r) => r.mode === mode);
   const requests = mine.reduce((n, r) => n + r.saturated.requests, 0);
   const seconds = mine.reduce((n, r) => n + r.saturated.durationS, 0);
-  return {
-    rps: seconds > 0 ? requests / seconds : Number.NaN,
-    saturatedP50Ms: average(mine.map((r) => r.saturated.p50Ms)),
-    saturatedP99Ms: average(mine.map((r) => r.saturated.p99Ms)),
-    p50Ms: average(mine.map((r) => r.single.p50Ms)),
-    p99Ms: average(mine.map((r) => r.single.p99Ms)),
-    errors: mine.reduce((n, r) => n + r.saturated.errors + r.single.errors, 0),
-  };
+  return seconds > 0 ? requests / seconds : Number.NaN;
 }
 
+const round3 = (x: number) => Math.round(x * 1000) / 1000;
+
 export function summarize(input: BenchInput) {
-  const off = summarizeMode(input.runs, 'off');
-  const enforce = summarizeMode(input.runs, 'enforce');
-  const round3 = (x: number) => Math.round(x * 1000) / 1000;
+  const matched = pairs(input.runs);
+  const swaps = input.swaps.filter((w) => w.version !== null);
+  const baselines = input.swaps.filter((w) => w.version === null);
+  const errors =
+    input.runs.reduce((n, r) => n + r.saturated.errors + r.single.errors, 0) +
+    input.swaps.reduce((n, w) => n + w.errors, 0);
   return {
     route: input.route,
     ranges: input.rangeCount,
     rules: input.ruleCount,
-    rps_off: Math.round(off.rps),
-    rps_enforce: Math.round(enforce.rps),
-    throughput_ratio: round3(enforce.rps / off.rps),
-    added_p50_ms: round3(enforce.p50Ms - off.p50Ms),
-    added_p99_ms: round3(enforce.p99Ms - off.p99Ms),
-    added_p50_ms_saturated: round3(enforce.saturatedP50Ms - off.saturatedP50Ms),
-    added_p99_ms_saturated: round3(enforce.saturatedP99Ms - off.saturatedP99Ms),
-    swap_max_stall_ms: round3(input.swap.swapMaxStallMs),
-    baseline_max_stall_ms: round3(input.swap.baselineMaxStallMs),
-    swap_seconds: round3(input.swap.swapSeconds),
-    swapped: input.swap.versionAfter === 2,
-    errors: off.errors + enforce.errors + input.swap.errors,
+    rounds: matched.length,
+    rps_off: Math.round(pooledRps(input.runs, 'off')),
+    rps_enforce: Math.round(pooledRps(input.runs, 'enforce')),
+    throughput_ratio: round3(
+      median(matched.map((p) => p.enforce.saturated.rps / p.off.saturated.rps)),
+    ),
+    added_p50_ms: round3(median(matched.map((p) => p.enforce.single.p50Ms - p.off.single.p50Ms))),
+    added_p99_ms: round3(median(matched.map((p) => p.enforce.single.p99Ms - p.off.single.p99Ms))),
+    added_p50_ms_saturated: round3(
+      median(matched.map((p) => p.enforce.saturated.p50Ms - p.off.saturated.p50Ms)),
+    ),
+    added_p99_ms_saturated: round3(
+      median(matched.map((p) => p.enforce.saturated.p99Ms - p.off.saturated.p99Ms)),
+    ),
+    swaps: swaps.length,
+    swaps_completed: swaps.filter((w) => w.versionAfter === w.version).length,
+    swap_max_stall_ms: round3(median(swaps.map((w) => w.maxStallMs))),
+    swap_worst_stall_ms: round3(Math.max(...swaps.map((w) => w.maxStallMs))),
+    baseline_max_stall_ms: round3(median(baselines.map((w) => w.maxStallMs))),
+    swap_seconds: round3(median(swaps.map((w) => w.swapSeconds ?? Number.NaN))),
+    evaluator_build_ms: round3(median(swaps.map((w) => w.evaluatorBuildMs ?? Number.NaN))),
+    errors,
   };
 }
 
@@ -106,6 +131,11 @@ function verdict(ok: boolean): string {
   return ok ? 'meets target' : 'MISSES target';
 }
 
+function table(header: string[], widths: number[], rows: string[][]): string[] {
+  const line = (cells: string[]) => cells.map((c, i) => pad(c, widths[i] as number)).join(' ');
+  return [line(header), ...rows.map(line)];
+}
+
 export function formatReport(input: BenchInput): string {
   const s = summarize(input);
   const lines: string[] = [];
@@ -113,25 +143,23 @@ export function formatReport(input: BenchInput): string {
     `bench:middleware: GET ${input.route} with the WAF off vs enforce (${input.rangeCount.toLocaleString('en-US')} ranges, ${input.ruleCount} rules of types ${input.ruleTypes.join(', ')}; ${input.addresses} client addresses that every rule misses)`,
   );
   lines.push(
-    `load: wrk from a second process on 127.0.0.1; saturated = ${input.connections} connections x ${input.durationS} s, single = 1 connection x ${input.singleDurationS} s; modes alternate per round`,
+    `load: wrk from a second process on 127.0.0.1; saturated = ${input.connections} connections x ${input.durationS} s, single = 1 connection x ${input.singleDurationS} s; ${s.rounds} rounds, modes back to back, order alternating`,
   );
   lines.push('');
-  const header = [
-    'mode',
-    'round',
-    'req/s',
-    'sat p50 ms',
-    'sat p99 ms',
-    '1-conn p50 ms',
-    '1-conn p99 ms',
-    'errors',
-  ];
-  const widths = [8, 6, 10, 11, 11, 14, 14, 7];
-  const row = (cells: string[]) => cells.map((c, i) => pad(c, widths[i] as number)).join(' ');
-  lines.push(row(header));
-  for (const r of input.runs) {
-    lines.push(
-      row([
+  lines.push(
+    ...table(
+      [
+        'mode',
+        'round',
+        'req/s',
+        'sat p50 ms',
+        'sat p99 ms',
+        '1-conn p50 ms',
+        '1-conn p99 ms',
+        'errors',
+      ],
+      [8, 6, 9, 11, 11, 14, 14, 7],
+      input.runs.map((r) => [
         r.mode,
         String(r.round),
         r.saturated.rps.toFixed(0),
@@ -141,26 +169,40 @@ export function formatReport(input: BenchInput): string {
         r.single.p99Ms.toFixed(3),
         String(r.saturated.errors + r.single.errors),
       ]),
-    );
-  }
+    ),
+  );
   lines.push('');
   lines.push(
-    `throughput ratio (enforce / off): ${s.throughput_ratio.toFixed(3)} (${s.rps_enforce} vs ${s.rps_off} req/s; target >= ${TARGETS.throughputRatio}: ${verdict(s.throughput_ratio >= TARGETS.throughputRatio)})`,
+    `throughput ratio (enforce / off, median of rounds): ${s.throughput_ratio.toFixed(3)} (pooled: ${s.rps_enforce} vs ${s.rps_off} req/s; target >= ${TARGETS.throughputRatio}: ${verdict(s.throughput_ratio >= TARGETS.throughputRatio)})`,
   );
   lines.push(
-    `added latency, 1 connection: p50 ${s.added_p50_ms.toFixed(3)} ms, p99 ${s.added_p99_ms.toFixed(3)} ms (target p99 <= ${TARGETS.addedP99Ms} ms: ${verdict(s.added_p99_ms <= TARGETS.addedP99Ms)})`,
+    `added latency, 1 connection (median of rounds): p50 ${s.added_p50_ms.toFixed(3)} ms, p99 ${s.added_p99_ms.toFixed(3)} ms (target p99 <= ${TARGETS.addedP99Ms} ms: ${verdict(s.added_p99_ms <= TARGETS.addedP99Ms)})`,
   );
   lines.push(
     `added latency, saturated (includes queueing): p50 ${s.added_p50_ms_saturated.toFixed(3)} ms, p99 ${s.added_p99_ms_saturated.toFixed(3)} ms`,
   );
-  const swap = input.swap;
+  lines.push('');
   lines.push(
-    `snapshot swap under saturated load: longest event-loop stall ${swap.swapMaxStallMs.toFixed(1)} ms (target < ${TARGETS.swapStallMs} ms: ${verdict(swap.swapMaxStallMs < TARGETS.swapStallMs && s.swapped)}); same load without a swap: ${swap.baselineMaxStallMs.toFixed(1)} ms`,
+    ...table(
+      ['window', 'version', 'max stall ms', 'swap s', 'evaluator ms', 'errors'],
+      [10, 8, 13, 8, 13, 7],
+      input.swaps.map((w) => [
+        w.version === null ? 'baseline' : 'swap',
+        w.version === null ? '-' : `${w.versionAfter ?? '?'}/${w.version}`,
+        w.maxStallMs.toFixed(1),
+        w.swapSeconds === null ? '-' : w.swapSeconds.toFixed(2),
+        w.evaluatorBuildMs === null ? '-' : w.evaluatorBuildMs.toFixed(1),
+        String(w.errors),
+      ]),
+    ),
   );
   lines.push(
-    `  version 1 -> ${swap.versionAfter ?? '?'} in ${swap.swapSeconds.toFixed(2)} s from publication (poll, download, verify, open); evaluator build ${swap.evaluatorBuildMs === null ? 'n/a' : `${swap.evaluatorBuildMs.toFixed(1)} ms`}`,
+    `snapshot swap under saturated load: longest event-loop stall ${s.swap_max_stall_ms.toFixed(1)} ms (median of ${s.swaps} swaps, worst ${s.swap_worst_stall_ms.toFixed(1)} ms; target < ${TARGETS.swapStallMs} ms: ${verdict(s.swap_max_stall_ms < TARGETS.swapStallMs && s.swaps_completed === s.swaps)}); same load without a swap: ${s.baseline_max_stall_ms.toFixed(1)} ms`,
   );
-  if (!s.swapped) lines.push('  WARNING: the client did not swap to version 2 during the window');
+  if (s.swaps_completed < s.swaps)
+    lines.push(
+      `  WARNING: ${s.swaps - s.swaps_completed} swap(s) did not complete within the window`,
+    );
   if (s.errors > 0) lines.push(`  WARNING: ${s.errors} failed requests (socket errors or non-2xx)`);
   lines.push(JSON.stringify(s));
   return lines.join('\n');

@@ -51,6 +51,8 @@ const SERVER_TIMING = (action: string, mode: string) =>
     `^waf;dur=\\d+\\.\\d{3};desc="${action}/${mode}", ip;dur=\\d+\\.\\d{3}(, app;dur=\\d+\\.\\d{3})?, total;dur=\\d+\\.\\d{3}$`,
   );
 
+const SITE_KEY = 'rk_test_demo_key';
+
 let root: string;
 let snapshotFile: string;
 
@@ -71,7 +73,7 @@ async function unreachableHub(): Promise<string> {
 /** The demo with a WAF in `mode` whose data directory holds the snapshot. */
 async function demoWithWaf(mode: Mode): Promise<{ server: DemoServer; logs: string[] }> {
   const dataDir = mkdtempSync(join(root, `${mode}-`));
-  await installSnapshot(dataDir, snapshotFile, 7);
+  await installSnapshot(dataDir, snapshotFile, 7, SITE_KEY);
   const logs: string[] = [];
   const logger = {
     info: (m: string) => logs.push(m),
@@ -82,7 +84,7 @@ async function demoWithWaf(mode: Mode): Promise<{ server: DemoServer; logs: stri
     mode,
     dataDir,
     hubUrl: await unreachableHub(), // nothing listens: the snapshot on disk decides
-    siteKey: 'rk_test_demo_key',
+    siteKey: SITE_KEY,
     logger,
     closeTimeoutMs: 200, // reports have nowhere to go
     env: {},
@@ -161,7 +163,7 @@ describe.each([['off'], ['monitor'], ['enforce']] as [Mode][])('the WAF in %s mo
     expect(stats?.requests).toBeGreaterThan(0);
     if (mode === 'enforce') expect(stats?.refused.blocked).toBeGreaterThanOrEqual(2);
     else expect(stats?.refused.blocked).toBe(0);
-    expect(logs.join('\n')).not.toContain('rk_test_demo_key');
+    expect(logs.join('\n')).not.toContain(SITE_KEY);
   });
 });
 
@@ -175,7 +177,7 @@ describe('the WAF before it has any snapshot', () => {
       failMode,
       dataDir: mkdtempSync(join(root, 'empty-')),
       hubUrl: await unreachableHub(),
-      siteKey: 'rk_test_demo_key',
+      siteKey: SITE_KEY,
       logger: { info: () => {}, warn: () => {}, error: () => {} },
       closeTimeoutMs: 200,
       env: {},
