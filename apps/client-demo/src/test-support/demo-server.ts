@@ -53,20 +53,26 @@ export interface DemoServer {
 export async function startDemo(options: DemoServerOptions = {}): Promise<DemoServer> {
   const ownDir = options.dataDir === undefined;
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'rampart-demo-'));
-  const config = loadConfig({
-    DEMO_DATA_DIR: dataDir,
-    DEMO_PORT: '0',
-    DEMO_SESSION_SECRET: 'test-secret-test-secret-test-secret-0123',
-    ...(options.databaseUrl ? { DEMO_DATABASE_URL: options.databaseUrl } : {}),
-    ...options.env,
-  });
   const logs: string[] = [];
-  const demo = await createDemoApp({
-    config,
-    waf: options.waf ?? null,
-    passwordParams: TEST_PASSWORD_PARAMS,
-    log: (line) => logs.push(line),
-  });
+  let demo: DemoApp;
+  try {
+    const config = loadConfig({
+      DEMO_DATA_DIR: dataDir,
+      DEMO_PORT: '0',
+      DEMO_SESSION_SECRET: 'test-secret-test-secret-test-secret-0123',
+      ...(options.databaseUrl ? { DEMO_DATABASE_URL: options.databaseUrl } : {}),
+      ...options.env,
+    });
+    demo = await createDemoApp({
+      config,
+      waf: options.waf ?? null,
+      passwordParams: TEST_PASSWORD_PARAMS,
+      log: (line) => logs.push(line),
+    });
+  } catch (error) {
+    if (ownDir) rmSync(dataDir, { recursive: true, force: true });
+    throw error;
+  }
   const { url } = await demo.listen(0, '127.0.0.1');
   return {
     url,
