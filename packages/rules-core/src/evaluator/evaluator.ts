@@ -41,7 +41,11 @@ import { type RateLimiter, SlidingWindowLimiter } from './rate-limiter.js';
 import { type RequestInfo, RequestView } from './request.js';
 
 export interface EvaluatorOptions {
-  /** Counter store for rate limits; defaults to a bounded in-memory {@link SlidingWindowLimiter}. */
+  /**
+   * Counter store for rate limits; defaults to a bounded in-memory {@link SlidingWindowLimiter}.
+   * Counters are keyed by rule id and window, so one limiter can be shared by the evaluators of
+   * successive snapshots without resetting or mixing up counts.
+   */
   readonly rateLimiter?: RateLimiter;
 }
 
@@ -57,6 +61,11 @@ interface CompiledPatternRule extends CompiledRule {
 
 interface CompiledRateLimit extends CompiledRule {
   readonly rule: RateLimitRule;
+  /**
+   * `<rule id>\0<window ms>\0`: counters follow a rule across snapshots (a client shares one
+   * limiter between the evaluators it swaps), and changing a rule's window starts afresh.
+   */
+  readonly counterPrefix: string;
   readonly conditions: readonly Condition[];
   readonly methods: ReadonlySet<string> | null;
   readonly windowMs: number;
@@ -137,6 +146,7 @@ export class Evaluator {
               conditions: compileConditions(c.rule.when),
               methods: c.rule.methods?.length ? new Set(c.rule.methods) : null,
               windowMs: c.rule.windowSeconds * 1000,
+              counterPrefix: `${c.rule.id}\u0000${c.rule.windowSeconds * 1000}\u0000`,
             },
           ]
         : [],
@@ -233,7 +243,7 @@ export class Evaluator {
       if (r.expiresAtMs <= run.now) continue;
       if (r.methods && !r.methods.has(view.method())) continue;
       if (!meetsAll(r.conditions, view)) continue;
-      const key = `${r.position}\u0000${rateLimitKey(r.rule.key, view)}`;
+      const key = `${r.counterPrefix}${rateLimitKey(r.rule.key, view)}`;
       const state = this.limiter.hit(key, r.rule.limit, r.windowMs, run.now);
       const info: RateLimitInfo = {
         ruleId: r.rule.id,

@@ -36,7 +36,7 @@ export class ActiveSnapshot {
     }
     const started = performance.now();
     const evaluator = new Evaluator(snapshot, {
-      rateLimiter: this.limits.forRules(snapshot.rules),
+      rateLimiter: this.limits.forEvaluator(),
     });
     const installed: InstalledSnapshot = { evaluator, snapshot, sha256, version: snapshot.version };
     const previous = this.current;
