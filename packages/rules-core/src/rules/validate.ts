@@ -168,27 +168,43 @@ export function parseRuleSet(json: unknown): RuleSet {
   return { rules };
 }
 
-/** Validates an array of rules; also used for the hub's single-rule and bulk endpoints. */
-export function parseRules(input: readonly unknown[], issues: RuleIssue[] = []): Rule[] {
-  const seen = new Map<string, number>();
-  const rules: Rule[] = [];
-  input.forEach((raw, index) => {
-    const rule = parseRule(raw, index, issues);
+/**
+ * Validates rules one at a time, in order, recording every issue and the ids seen so duplicates
+ * are caught. `parseRules` uses it for a whole array; the snapshot reader feeds it between
+ * event-loop turns.
+ */
+export class RuleListParser {
+  readonly rules: Rule[] = [];
+  private readonly seen = new Map<string, number>();
+
+  constructor(readonly issues: RuleIssue[] = []) {}
+
+  /** Validates the rule at `index`; keeps it when valid. */
+  add(raw: unknown, index: number): void {
+    const rule = parseRule(raw, index, this.issues);
     if (!rule) return;
-    const first = seen.get(rule.id);
+    const first = this.seen.get(rule.id);
     if (first !== undefined) {
-      issues.push({
+      this.issues.push({
         index,
         ruleId: rule.id,
         field: 'id',
         reason: `duplicates the id of rules[${first}]`,
       });
     } else {
-      seen.set(rule.id, index);
+      this.seen.set(rule.id, index);
     }
-    rules.push(rule);
+    this.rules.push(rule);
+  }
+}
+
+/** Validates an array of rules; also used for the hub's single-rule and bulk endpoints. */
+export function parseRules(input: readonly unknown[], issues: RuleIssue[] = []): Rule[] {
+  const parser = new RuleListParser(issues);
+  input.forEach((raw, index) => {
+    parser.add(raw, index);
   });
-  return rules;
+  return parser.rules;
 }
 
 /** Validates one rule; returns undefined (after recording issues) when it is invalid. */

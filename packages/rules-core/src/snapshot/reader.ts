@@ -17,7 +17,7 @@ import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { BucketIndexBuilder, type RangeTable } from '../ip/range-table.js';
 import type { Rule } from '../rules/model.js';
-import { describeIssues, parseRule, type RuleIssue } from '../rules/validate.js';
+import { describeIssues, RuleListParser } from '../rules/validate.js';
 import { META, RANGE_CATEGORIES, type RangeCategory, SCHEMA_VERSION } from './schema.js';
 import { TurnBudget } from './turn-budget.js';
 
@@ -204,9 +204,7 @@ function readInfo(db: Database.Database, path: string): SnapshotInfo {
  */
 async function readRules(db: Database.Database, path: string, budget: TurnBudget): Promise<Rule[]> {
   const rows = db.prepare('SELECT body FROM rules ORDER BY position').pluck().all() as string[];
-  const issues: RuleIssue[] = [];
-  const rules: Rule[] = [];
-  const seen = new Set<string>();
+  const parser = new RuleListParser();
   for (let index = 0; index < rows.length; index++) {
     let json: unknown;
     try {
@@ -218,23 +216,17 @@ async function readRules(db: Database.Database, path: string, budget: TurnBudget
         `rule ${index} is not JSON: ${(error as Error).message}`,
       );
     }
-    const rule = parseRule(json, index, issues);
-    if (rule && seen.has(rule.id))
-      issues.push({ index, ruleId: rule.id, field: 'id', reason: 'is a duplicate' });
-    if (rule) {
-      seen.add(rule.id);
-      rules.push(rule);
-    }
+    parser.add(json, index);
     await budget.pause();
   }
-  if (issues.length > 0) {
+  if (parser.issues.length > 0) {
     throw new SnapshotOpenError(
       path,
       'invalid_content',
-      `stored rules do not validate: ${describeIssues(issues)}`,
+      `stored rules do not validate: ${describeIssues(parser.issues)}`,
     );
   }
-  return rules;
+  return parser.rules;
 }
 
 interface BlockRow {
