@@ -220,6 +220,7 @@ export class Evaluator {
         const rule = compiled.rule;
         if (rule.type === 'rate_limit' || rule.type === 'pattern' || rule.action !== action)
           continue;
+        if (compiled.expiresAtMs <= run.now) continue;
         const decided = this.matched(
           compiled,
           action,
@@ -262,7 +263,10 @@ export class Evaluator {
     return undefined;
   }
 
-  /** Records a match: returns the decision for an enforce rule, remembers a monitor rule. */
+  /**
+   * Records a match of a live rule (callers skip expired ones before testing them): returns the
+   * decision for an enforce rule, remembers a monitor rule.
+   */
   private matched(
     compiled: CompiledRule,
     action: RuleMatch['action'],
@@ -270,7 +274,6 @@ export class Evaluator {
     run: EvaluationRun,
     rateLimit: RateLimitInfo | null = null,
   ): Decision | undefined {
-    if (compiled.expiresAtMs <= run.now) return undefined;
     const match: RuleMatch = { action, ruleId: compiled.rule.id, category };
     if (compiled.rule.mode === 'enforce')
       return this.decision(action, 'enforce', match, run.monitored, rateLimit);
