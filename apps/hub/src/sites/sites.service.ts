@@ -16,12 +16,6 @@ export class SitesService {
     const siteId = id ?? `site-${randomBytes(6).toString('hex')}`;
     const now = new Date().toISOString();
     return this.database.db.transaction().execute(async (tx) => {
-      const exists = await tx
-        .selectFrom('sites')
-        .select('id')
-        .where('id', '=', siteId)
-        .executeTakeFirst();
-      if (exists) throw new ConflictException(`site "${siteId}" already exists`);
       await tx
         .insertInto('sites')
         .values({
@@ -34,7 +28,7 @@ export class SitesService {
         })
         .execute()
         .catch((error: unknown) => {
-          // Two creations of one id at once: the loser's insert hits the primary key.
+          // An existing id (also one created concurrently) hits the primary key.
           if (isUniqueViolation(error))
             throw new ConflictException(`site "${siteId}" already exists`);
           throw error;
