@@ -28,11 +28,13 @@ import {
   ACTION_NONE,
   ACTION_PUSH,
   FINAL,
+  FINAL_MATCH,
+  FINAL_ONLY,
   HAS_MATCH,
   MATCH_ONLY,
   PUSH_ONLY,
   type SkipTables,
-  SLOW,
+  TO_IDLE,
   UNBUILT,
 } from '../regex/lazy-dfa/lazy-dfa.js';
 import { END_OF_INPUT } from '../regex/nfa/look.js';
@@ -47,6 +49,11 @@ export interface SubstituterOptions {
   readonly warn?: (message: string) => void;
   /** Skip idle text with the DFA's pair tables (default true; false is for tests and checks). */
   readonly prefilter?: boolean;
+  /**
+   * Settle ordinary matches inside the scanning loop (default true; false sends every match
+   * through the general slow path, for tests and checks).
+   */
+  readonly inlineMatches?: boolean;
 }
 
 export interface RuleStats {
@@ -104,6 +111,11 @@ export class Substituter {
   private passthrough = false;
   private ended = false;
   private readonly fired: Uint8Array;
+  /**
+   * Per rule, 1 when the scanning loop may settle its matches itself: a `g` rule, or a
+   * once-rule that already fired (its matches are emitted unchanged). Undefined: never.
+   */
+  private readonly inline: Uint8Array | undefined;
   private onceLeft: number;
   private readonly allOnce: boolean;
   private readonly matchCounts: Int32Array;
@@ -112,9 +124,12 @@ export class Substituter {
   private bytesOut = 0;
   private limitHit = false;
 
-  /** Pending output: pairs `[from, to)` of `buf` offsets, or `[-1 - literal index, 0]`. */
-  private readonly ops: number[] = [];
+  /** Pending output: `opCount` ints, pairs `[from, to)` of `buf` offsets or `[-1 - literal, 0]`. */
+  private ops = new Int32Array(256);
+  private opCount = 0;
+  /** Literal pieces referenced by `ops`; entries past `literalCount` are stale. */
   private readonly literals: Uint8Array[] = [];
+  private literalCount = 0;
   private outLength = 0;
 
   constructor(set: CompiledRuleSet, options: SubstituterOptions = {}) {
@@ -130,6 +145,10 @@ export class Substituter {
     this.onceLeft = n;
     this.passthrough = n === 0;
     this.skip = options.prefilter === false ? undefined : set.dfa.skipTables();
+    this.inline =
+      options.inlineMatches === false
+        ? undefined
+        : Uint8Array.from(set.rules, (r) => (r.once ? 0 : 1));
     this.state = set.dfa.start(-1);
     this.saved = set.dfa.stateAt(this.state);
     this.generation = set.dfa.generation;
@@ -276,8 +295,10 @@ export class Substituter {
         this.deadline,
         this.maxBuffered,
         this.skip,
+        this.inline,
       );
       this.deadline = scanOut.deadline;
+      if (scanOut.queued > 0) this.settleQueued(scanOut.queued, base);
       if (scanOut.matchTarget >= 0) this.recordMatch(scanOut.matchTarget, scanOut.matchAt + base);
       this.state = scanOut.state;
       this.scanPos = i + base;
@@ -316,6 +337,36 @@ export class Substituter {
     this.scanPos = p + 1;
     if ((flags & FINAL) !== 0) this.finalize();
     this.checkLimit();
+  }
+
+  /**
+   * Emits the matches {@link runDfa} settled (`matchQueue`: rule, start, end relative to
+   * `base`): what {@link finalize} does for a non-empty match of a rule in `inline`, with the
+   * restart already done by the loop. They supersede any match pending before the loop ran.
+   */
+  private settleQueued(count: number, base: number): void {
+    const queue = matchQueue;
+    const rules = this.set.rules;
+    const matchCounts = this.matchCounts;
+    const replaceCounts = this.replaceCounts;
+    const fired = this.fired;
+    for (let k = 0; k < count; k += 3) {
+      const rule = queue[k] as number;
+      const start = (queue[k + 1] as number) + base;
+      const end = (queue[k + 2] as number) + base;
+      this.emitRange(this.emitPos, start);
+      matchCounts[rule] = (matchCounts[rule] as number) + 1;
+      if (fired[rule] === 1) {
+        this.emitRange(start, end);
+      } else {
+        const template = (rules[rule] as (typeof rules)[number]).template;
+        if (template.constant !== undefined) this.push(template.constant);
+        else this.emitReplacement(rule, start, end);
+        replaceCounts[rule] = (replaceCounts[rule] as number) + 1;
+      }
+      this.emitPos = end;
+    }
+    this.mRule = -1;
   }
 
   /** The state at `target`, entered on the byte at `p`, reports a match ending at `p`. */
@@ -378,6 +429,8 @@ export class Substituter {
       if (compiled.once) {
         this.fired[rule] = 1;
         this.onceLeft--;
+        // From now on its matches are only copied through: the loop may settle them.
+        if (this.inline !== undefined) this.inline[rule] = 1;
       }
     }
     this.emitPos = end;
@@ -471,46 +524,62 @@ export class Substituter {
    * once per call by {@link collect}: no per-piece allocation on the hot path.
    */
   private pushRange(from: number, to: number): void {
+    const n = this.opCount;
     const ops = this.ops;
-    const n = ops.length;
-    if (n > 0 && ops[n - 1] === from && (ops[n - 2] as number) >= 0) ops[n - 1] = to;
-    else ops.push(from, to);
+    if (n > 0 && ops[n - 1] === from && (ops[n - 2] as number) >= 0) {
+      ops[n - 1] = to;
+    } else {
+      if (n + 2 > ops.length) this.growOps();
+      this.ops[n] = from;
+      this.ops[n + 1] = to;
+      this.opCount = n + 2;
+    }
     this.outLength += to - from;
   }
 
   private push(bytes: Uint8Array): void {
     if (bytes.length === 0) return;
-    this.ops.push(-1 - this.literals.length, 0);
-    this.literals.push(bytes);
+    const n = this.opCount;
+    if (n + 2 > this.ops.length) this.growOps();
+    this.ops[n] = -1 - this.literalCount;
+    this.ops[n + 1] = 0;
+    this.opCount = n + 2;
+    this.literals[this.literalCount++] = bytes;
     this.outLength += bytes.length;
+  }
+
+  private growOps(): void {
+    const grown = new Int32Array(this.ops.length * 2);
+    grown.set(this.ops);
+    this.ops = grown;
   }
 
   private collect(): Buffer {
     const ops = this.ops;
+    const count = this.opCount;
     const length = this.outLength;
     this.bytesOut += length;
     this.outLength = 0;
-    if (ops.length === 0) return EMPTY;
+    this.opCount = 0;
+    this.literalCount = 0;
+    if (count === 0) return EMPTY;
     const buf = this.buf;
-    let result: Buffer;
-    if (ops.length === 2 && (ops[0] as number) >= 0 && buf !== this.window) {
+    if (count === 2 && (ops[0] as number) >= 0 && buf !== this.window) {
       // The common case when nothing matched: a view of the caller's chunk, no copy.
-      result = Buffer.from(buf.buffer, buf.byteOffset + (ops[0] as number), length);
-    } else {
-      result = Buffer.allocUnsafe(length);
-      let at = 0;
-      for (let i = 0; i < ops.length; i += 2) {
-        const a = ops[i] as number;
-        if (a >= 0) {
-          at = copyInto(result, at, buf, a, ops[i + 1] as number);
-        } else {
-          const literal = this.literals[-1 - a] as Uint8Array;
-          at = copyInto(result, at, literal, 0, literal.length);
-        }
+      return Buffer.from(buf.buffer, buf.byteOffset + (ops[0] as number), length);
+    }
+    const result = Buffer.allocUnsafe(length);
+    const literals = this.literals;
+    let at = 0;
+    for (let i = 0; i < count; i += 2) {
+      const a = ops[i] as number;
+      if (a >= 0) {
+        at = copyInto(result, at, buf, a, ops[i + 1] as number);
+      } else {
+        const literal = literals[-1 - a] as Uint8Array;
+        at = copyInto(result, at, literal, 0, literal.length);
       }
     }
-    ops.length = 0;
-    this.literals.length = 0;
     return result;
   }
 }
@@ -533,13 +602,21 @@ function copyInto(
 }
 
 /** What {@link runDfa} leaves besides the index it returns (module scratch: no allocation). */
-const scanOut = { state: 0, matchTarget: -1, matchAt: 0, deadline: 0, facts: 0 };
+const scanOut = { state: 0, matchTarget: -1, matchAt: 0, deadline: 0, facts: 0, queued: 0 };
+
+/** Matches settled inside {@link runDfa}, before its caller emits them: at most this many. */
+const QUEUE_MATCHES = 512;
+/** Triples (rule, start, end), positions relative to the scanned buffer (module scratch). */
+const matchQueue = new Int32Array(3 * QUEUE_MATCHES);
 
 /**
  * The hot loop: one transition per byte from `i` until `stop` or a transition that needs the
  * slow path (returned index: that byte, not consumed). Match-only transitions are remembered,
- * push-only ones start a register, and idle states hand over to {@link skipPositions}. Kept
- * outside the class, with everything in locals, so V8 optimises it as one simple loop.
+ * push-only ones start a register, and idle states hand over to {@link skipPositions}. A
+ * transition into a final state settles the pending match here when `inline` allows it (a
+ * non-empty match of a rule whose matches need no bookkeeping beyond counting): the match goes
+ * to `matchQueue` and the scan restarts at its end, as {@link Substituter.finalize} would.
+ * Kept outside the class, with everything in locals, so V8 optimises it as one simple loop.
  */
 function runDfa(
   buf: Uint8Array,
@@ -553,18 +630,19 @@ function runDfa(
   deadline: number,
   maxBuffered: number,
   skip: SkipTables | undefined,
+  inline: Uint8Array | undefined,
 ): number {
   const classes = dfa.classes;
   const trans = dfa.trans;
   const acts = dfa.acts;
   let matchTarget = -1;
   let matchAt = 0;
+  let queued = 0;
   while (i < stop) {
     const at = s + (classes[buf[i] as number] as number);
     const t = trans[at] as number;
-    if ((t & 7) !== 0) {
-      const code = t & 3;
-      if (code === SLOW) break;
+    const code = t & 7;
+    if (code !== 0) {
       if (code === MATCH_ONLY) {
         // A match that moves no register: only the last one seen matters.
         matchTarget = t >> 3;
@@ -578,16 +656,51 @@ function runDfa(
           deadline = i + base + maxBuffered;
           stop = Math.min(end, deadline - base) | 0;
         }
-      } else if (skip !== undefined) {
-        // Back in an idle state: skip every position where no match can start.
-        s = t >> 3;
-        i++;
-        const skipped = skipPositions(buf, i, stop, dfa, s, skip);
-        if (skipped !== i) {
-          i = skipped;
-          s = dfa.startOffsetTable[scanOut.facts] as number;
+      } else if (code === TO_IDLE) {
+        if (skip !== undefined) {
+          // Back in an idle state: skip every position where no match can start.
+          s = t >> 3;
+          i++;
+          const skipped = skipPositions(buf, i, stop, dfa, s, skip);
+          if (skipped !== i) {
+            i = skipped;
+            s = dfa.startOffsetTable[scanOut.facts] as number;
+          }
+          continue;
         }
+      } else if (code === FINAL_MATCH || code === FINAL_ONLY) {
+        // No thread left: the match (this one, or the last one seen) is final.
+        if (inline === undefined) break;
+        let target = t >> 3;
+        let matchEnd = i;
+        if (code === FINAL_ONLY) {
+          if (matchTarget < 0) break; // pending from before this call: the slow path has it
+          target = matchTarget;
+          matchEnd = matchAt;
+        }
+        const id = (target / dfa.stride) | 0;
+        const rule = dfa.ruleOf[id] as number;
+        const reg = dfa.regOf[id] as number;
+        // Registers only move on slow transitions, which end this loop: still the match's.
+        const matchStart = reg >= 0 ? (regs[reg] as number) - base : matchEnd;
+        if (matchStart === matchEnd || inline[rule] !== 1 || queued === matchQueue.length) break;
+        const restart = dfa.startOffsetTable[
+          dfa.factsAfter[buf[matchEnd - 1] as number] as number
+        ] as number;
+        if (restart < 0) break;
+        matchQueue[queued] = rule;
+        matchQueue[queued + 1] = matchStart;
+        matchQueue[queued + 2] = matchEnd;
+        queued += 3;
+        matchTarget = -1;
+        // Nothing is live after a restart: the buffer-limit deadline is lifted.
+        deadline = Number.POSITIVE_INFINITY;
+        stop = end;
+        s = restart;
+        i = matchEnd;
         continue;
+      } else {
+        break; // SLOW
       }
     }
     s = t >> 3;
@@ -597,6 +710,7 @@ function runDfa(
   scanOut.matchTarget = matchTarget;
   scanOut.matchAt = matchAt;
   scanOut.deadline = deadline;
+  scanOut.queued = queued;
   return i;
 }
 

@@ -12,8 +12,8 @@ import {
   referenceSubstitute,
   ruleAst,
 } from '../regex/testing/backtracking-reference.js';
-import { runChunks, split } from '../regex/testing/run-substitution.js';
-import { compileRuleSet } from './rule-set.js';
+import { type Chunking, runChunks, split } from '../regex/testing/run-substitution.js';
+import { compileRuleSet, type MatchKind } from './rule-set.js';
 import { Substituter } from './substituter.js';
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
@@ -84,6 +84,72 @@ describe('substitution properties', () => {
         }
       }),
       { numRuns: 200 },
+    );
+  });
+
+  it('settling matches in the scanning loop changes nothing: output, statistics, warnings', () => {
+    const longBody = fc
+      .array(fc.constantFrom(...BODY_BYTES), { minLength: 0, maxLength: 120 })
+      .map((bytes) => Buffer.from(bytes));
+    // Small limits too, so that the buffer limit and its deadlines meet inline restarts.
+    const limit = fc.constantFrom(Number.POSITIVE_INFINITY, 0, 1, 2, 3, 5, 8);
+    fc.assert(
+      fc.property(
+        ruleSet,
+        longBody.chain((b) => fc.tuple(fc.constant(b), cuts(b.length))),
+        limit,
+        fc.constantFrom('leftmost-first', 'leftmost-longest') as fc.Arbitrary<MatchKind>,
+        fc.boolean(),
+        (rules, [input, points], maxBufferedBytes, matchKind, prefilter) => {
+          const run = (inlineMatches: boolean) => {
+            const r = runChunks(rules, input, points, {
+              maxBufferedBytes,
+              matchKind,
+              prefilter,
+              inlineMatches,
+            });
+            return { out: hex(r.output), stats: r.substituter.stats, warnings: r.warnings };
+          };
+          expect(run(true)).toEqual(run(false));
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it('settling in the loop a match reported before its final byte changes nothing', () => {
+    // A match, then threads that live on and die without matching (`a(?:bc)?` on "abx"): the
+    // loop settles the match it remembered, restarts at its end and must forget it.
+    const tailRule = fc.record({
+      pattern: fc
+        .tuple(
+          fc.constantFrom('a', 'b', 'ab', '[ab]', '(a)'),
+          fc.constantFrom('(?:bc)?', '(?:bc)*', '(c|bc)?', '(?:b+c)?', 'b?c?', '(?:cab)?'),
+          fc.constantFrom('', 'a', '\\b', '$'),
+        )
+        .map((parts) => parts.join('')),
+      replacement: fc.constantFrom('X', '<$&>', '[$1]', ''),
+      flags: fc.constantFrom('g', 'g', '', 'gi'),
+    });
+    const abcBody = fc
+      .array(fc.constantFrom(0x61, 0x62, 0x63, 0x20, 0x78), { maxLength: 40 })
+      .map((bytes) => Buffer.from(bytes));
+    fc.assert(
+      fc.property(
+        fc.array(tailRule, { minLength: 1, maxLength: 3 }),
+        abcBody.chain((b) => fc.tuple(fc.constant(b), cuts(b.length))),
+        fc.constantFrom(Number.POSITIVE_INFINITY, 2, 4),
+        (rules, [input, points], maxBufferedBytes) => {
+          const run = (inlineMatches: boolean, chunking: Chunking) => {
+            const r = runChunks(rules, input, chunking, { maxBufferedBytes, inlineMatches });
+            return { out: hex(r.output), stats: r.substituter.stats, warnings: r.warnings };
+          };
+          const general = run(false, 'whole');
+          expect(run(true, 'whole')).toEqual(general);
+          expect(run(true, points)).toEqual(general);
+        },
+      ),
+      { numRuns: 400 },
     );
   });
 

@@ -87,12 +87,19 @@ export const FINAL = 2;
 /** State flag: an unanchored start state (no partial match, nothing pending). */
 export const IDLE = 4;
 
-/** Transition codes, the low two bits of a transition (see {@link LazyDfa.trans}). */
+/** Transition codes, the low three bits of a transition (see {@link LazyDfa.trans}). */
 export const SLOW = 1;
 export const MATCH_ONLY = 2;
 export const PUSH_ONLY = 3;
-/** Bit 2 of a transition: the target is an idle start state (see {@link LazyDfa.skipTables}). */
-export const IDLE_TARGET = 4;
+/** A plain transition into an idle start state (see {@link LazyDfa.skipTables}). */
+export const TO_IDLE = 4;
+/**
+ * Into a {@link FINAL} state that reports a match, with no register action: the match ending
+ * at this byte is settled here (rule and start register: {@link LazyDfa.ruleOf}, `regOf`).
+ */
+export const FINAL_MATCH = 5;
+/** Into a {@link FINAL} state without a match of its own: the last match seen is settled. */
+export const FINAL_ONLY = 6;
 /** A transition not built yet; its low bits read as SLOW. */
 export const UNBUILT = -7;
 
@@ -111,15 +118,18 @@ export class LazyDfa {
   private readonly representatives: Uint8Array;
   private readonly behindMask: number;
   private readonly maxStates: number;
+  /** `[byte]`: the (masked) behind facts after that byte, to pick a start state in a loop. */
+  readonly factsAfter: Uint8Array;
 
   /**
    * `trans[stateOffset + class]`: {@link UNBUILT} when not built yet, else
    * `targetOffset * 8 + code`, where code 0 is a plain transition, {@link SLOW} needs the slow
-   * path (general register action, final state, or push and match together),
-   * {@link MATCH_ONLY} only reports a match (registers do not move, so a scanning loop may just
-   * remember the last one) and {@link PUSH_ONLY} only starts a new group (its `acts` entry is
-   * the register to set to the current position); bit {@link IDLE_TARGET} is added when the
-   * target is an idle start state. A state offset is `id * stride`.
+   * path (general register action, or push and match together), {@link MATCH_ONLY} only
+   * reports a match (registers do not move, so a scanning loop may just remember the last one),
+   * {@link PUSH_ONLY} only starts a new group (its `acts` entry is the register to set to the
+   * current position), {@link TO_IDLE} is a plain transition into an idle start state, and
+   * {@link FINAL_MATCH} / {@link FINAL_ONLY} enter a final state (no thread left: the pending
+   * match is settled). A state offset is `id * stride`.
    */
   trans: Int32Array;
   /**
@@ -165,6 +175,7 @@ export class LazyDfa {
     this.representatives = representatives;
     this.stride = representatives.length;
     this.behindMask = relevantBehind(nfa.looks);
+    this.factsAfter = Uint8Array.from({ length: 256 }, (_, b) => behindFacts(b) & this.behindMask);
     const cacheBytes = options.cacheBytes ?? 8 * 1024 * 1024;
     this.maxStates = Math.max(16, Math.floor(cacheBytes / (this.stride * 8 + 64 + nfa.stateCount)));
     this.resolved = new SparseSet(nfa.stateCount);
@@ -385,11 +396,15 @@ export class LazyDfa {
     const flags = this.flags[target / this.stride] as number;
     const older = this.olderOf[target / this.stride] as number;
     let code = 0;
-    if ((flags & FINAL) !== 0 || (action !== ACTION_NONE && action !== ACTION_PUSH)) code = SLOW;
-    else if (action === ACTION_PUSH) code = (flags & HAS_MATCH) !== 0 ? SLOW : PUSH_ONLY;
+    if (action !== ACTION_NONE && action !== ACTION_PUSH) code = SLOW;
+    else if ((flags & FINAL) !== 0) {
+      // A final state has no group, so no register can move: only the match matters.
+      if (action !== ACTION_NONE) code = SLOW;
+      else code = (flags & HAS_MATCH) !== 0 ? FINAL_MATCH : FINAL_ONLY;
+    } else if (action === ACTION_PUSH) code = (flags & HAS_MATCH) !== 0 ? SLOW : PUSH_ONLY;
     else if ((flags & HAS_MATCH) !== 0) code = MATCH_ONLY;
-    const idle = (flags & IDLE) !== 0 ? IDLE_TARGET : 0;
-    const value = target * 8 + code + idle;
+    else if ((flags & IDLE) !== 0) code = TO_IDLE;
+    const value = target * 8 + code;
     this.trans[from + cls] = value;
     // For a push-only transition the scanning loop needs the register to write, not the code.
     this.acts[from + cls] = code === PUSH_ONLY ? older - 1 : action;
@@ -400,7 +415,7 @@ export class LazyDfa {
   /** The register action of the built transition from `offset` on `cls`. */
   actionAt(offset: number, cls: number): number {
     const t = this.trans[offset + cls] as number;
-    if ((t & 3) === PUSH_ONLY) return ACTION_PUSH;
+    if ((t & 7) === PUSH_ONLY) return ACTION_PUSH;
     return this.acts[offset + cls] as number;
   }
 
