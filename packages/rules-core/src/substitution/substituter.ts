@@ -32,6 +32,7 @@ import {
   FINAL_ONLY,
   HAS_MATCH,
   MATCH_ONLY,
+  PUSH_FIRST,
   PUSH_ONLY,
   type SkipTables,
   TO_IDLE,
@@ -602,7 +603,7 @@ function copyInto(
 }
 
 /** What {@link runDfa} leaves besides the index it returns (module scratch: no allocation). */
-const scanOut = { state: 0, matchTarget: -1, matchAt: 0, deadline: 0, facts: 0, queued: 0 };
+const scanOut = { state: 0, matchTarget: -1, matchAt: 0, deadline: 0, queued: 0 };
 
 /** Matches settled inside {@link runDfa}, before its caller emits them: at most this many. */
 const QUEUE_MATCHES = 512;
@@ -635,9 +636,14 @@ function runDfa(
   const classes = dfa.classes;
   const trans = dfa.trans;
   const acts = dfa.acts;
+  const factsAfter = dfa.factsAfter;
+  const idles = dfa.startOffsetTable;
   let matchTarget = -1;
   let matchAt = 0;
   let queued = 0;
+  // Skipping lands in idle states by their facts: every one must exist in this cache generation
+  // (no state is built while this loop runs, so checking once is enough).
+  const tables = skip !== undefined && idlesBuilt(skip.facts, idles) ? skip : undefined;
   while (i < stop) {
     const at = s + (classes[buf[i] as number] as number);
     const t = trans[at] as number;
@@ -647,24 +653,27 @@ function runDfa(
         // A match that moves no register: only the last one seen matters.
         matchTarget = t >> 3;
         matchAt = i;
-      } else if (code === PUSH_ONLY) {
-        // A partial match starts here. When it is the only live one, the buffer-limit deadline
+      } else if (code === PUSH_FIRST) {
+        // A partial match starts here and is the only live one: the buffer-limit deadline
         // moves to it (never later: deadlines stay conservative).
-        const reg = acts[at] as number;
-        regs[reg] = i + base;
-        if (reg === 0 && i + base + maxBuffered < deadline) {
+        regs[0] = i + base;
+        if (i + base + maxBuffered < deadline) {
           deadline = i + base + maxBuffered;
           stop = Math.min(end, deadline - base) | 0;
         }
+      } else if (code === PUSH_ONLY) {
+        // A partial match starts here, after older live ones.
+        regs[acts[at] as number] = i + base;
       } else if (code === TO_IDLE) {
-        if (skip !== undefined) {
+        if (tables !== undefined) {
           // Back in an idle state: skip every position where no match can start.
-          s = t >> 3;
           i++;
-          const skipped = skipPositions(buf, i, stop, dfa, s, skip);
+          const skipped = skipPositions(buf, i, stop, tables, factsAfter);
           if (skipped !== i) {
             i = skipped;
-            s = dfa.startOffsetTable[scanOut.facts] as number;
+            s = idles[factsAfter[buf[i - 1] as number] as number] as number;
+          } else {
+            s = t >> 3;
           }
           continue;
         }
@@ -684,9 +693,7 @@ function runDfa(
         // Registers only move on slow transitions, which end this loop: still the match's.
         const matchStart = reg >= 0 ? (regs[reg] as number) - base : matchEnd;
         if (matchStart === matchEnd || inline[rule] !== 1 || queued === matchQueue.length) break;
-        const restart = dfa.startOffsetTable[
-          dfa.factsAfter[buf[matchEnd - 1] as number] as number
-        ] as number;
+        const restart = idles[factsAfter[buf[matchEnd - 1] as number] as number] as number;
         if (restart < 0) break;
         matchQueue[queued] = rule;
         matchQueue[queued + 1] = matchStart;
@@ -714,63 +721,44 @@ function runDfa(
   return i;
 }
 
+/** Whether the idle state of every facts value exists in the current cache generation. */
+function idlesBuilt(facts: Int32Array, idles: Int32Array): boolean {
+  for (let k = 0; k < facts.length; k++)
+    if ((idles[facts[k] as number] as number) < 0) return false;
+  return true;
+}
+
 /**
- * From the idle state `s` at index `i`, the first index where a match may start (see
- * `LazyDfa.skipTables`); `scanOut.facts` gets the behind facts there.
+ * In an idle state at index `i` (>= 1: `buf[i - 1]` is the byte that led there), the first
+ * index where a match may start (see `LazyDfa.skipTables`), or the last one before `stop`
+ * (whose next byte is not known yet). The facts at each position come from the byte before it.
  */
 function skipPositions(
   buf: Uint8Array,
   i: number,
   stop: number,
-  dfa: CompiledRuleSet['dfa'],
-  s: number,
   skip: SkipTables,
+  factsAfter: Uint8Array,
 ): number {
-  const classes = dfa.classes;
-  const stride = dfa.stride;
-  const square = stride * stride;
-  const idles = dfa.startOffsetTable;
-  const { pairs, singles, starts, nextFacts, facts } = skip;
-  const f = dfa.behindOf[(s / stride) | 0] as number;
-  scanOut.facts = f;
-  // Every idle state the loop may land in must exist in this cache generation.
-  for (let k = 0; k < facts.length; k++) if ((idles[facts[k] as number] as number) < 0) return i;
-  if (i + 1 >= stop) return i;
-  // The first position, with the facts of the state we are in.
-  const c = classes[buf[i] as number] as number;
-  if (
-    singles[f * stride + c] !== 0 &&
-    pairs[f * square + c * stride + (classes[buf[i + 1] as number] as number)] !== 0
-  ) {
-    return i;
-  }
-  let prev = buf[i] as number;
-  i++;
-  const { bytePairs } = skip;
-  if (bytePairs !== undefined) {
+  const bits = skip.pairBits;
+  let b = buf[i] as number;
+  if (skip.uniform) {
     // The facts do not matter: one table load per position, exact.
-    let b = buf[i] as number;
     while (i + 1 < stop) {
       const n = buf[i + 1] as number;
-      if (bytePairs[(b << 8) | n] !== 0) break;
-      prev = b;
+      if (bits[(b << 8) | n] !== 0) break;
       b = n;
       i++;
     }
-    scanOut.facts = nextFacts[classes[prev] as number] as number;
     return i;
   }
-  // Then the previous byte gives the facts: two loads per skipped byte, nothing carried.
+  let prev = buf[i - 1] as number;
   while (i + 1 < stop) {
-    const b = buf[i] as number;
-    if (starts[(prev << 8) | b] !== 0) {
-      const g = nextFacts[classes[prev] as number] as number;
-      const c1 = classes[b] as number;
-      if (pairs[g * square + c1 * stride + (classes[buf[i + 1] as number] as number)] !== 0) break;
-    }
+    const n = buf[i + 1] as number;
+    if (((bits[(b << 8) | n] as number) >> (factsAfter[prev] as number)) & 1) break;
     prev = b;
+    b = n;
     i++;
   }
-  scanOut.facts = nextFacts[classes[prev] as number] as number;
   return i;
 }

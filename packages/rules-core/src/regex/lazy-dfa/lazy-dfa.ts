@@ -43,14 +43,13 @@ export type MatchKind = 'leftmost-first' | 'leftmost-longest';
 export interface SkipTables {
   /** `[f * stride * stride + c1 * stride + c2]`: 1 when a match may start at (c1, c2). */
   readonly pairs: Uint8Array;
-  /** `[f * stride + c1]`: 1 when some pair starting with c1 may start a match. */
-  readonly singles: Uint8Array;
-  /** `[(previous byte << 8) | byte]`: `singles` indexed by raw bytes (no loop-carried state). */
-  readonly starts: Uint8Array;
-  /** `[(byte << 8) | next byte]`: `pairs` by raw bytes, when they do not depend on the facts. */
-  readonly bytePairs: Uint8Array | undefined;
-  /** Behind facts after a byte of each class. */
-  readonly nextFacts: Uint8Array;
+  /**
+   * `[(byte << 8) | next byte]`: bit `f` is set when, with behind facts `f` before `byte`, a
+   * match may start at `byte` (`pairs` by raw bytes, for every facts value in one load).
+   */
+  readonly pairBits: Uint8Array;
+  /** The answer never depends on the facts: every entry of `pairBits` is 0 or 0xff. */
+  readonly uniform: boolean;
   /** Every behind-facts value the idle states can have. */
   readonly facts: Int32Array;
 }
@@ -100,6 +99,8 @@ export const TO_IDLE = 4;
 export const FINAL_MATCH = 5;
 /** Into a {@link FINAL} state without a match of its own: the last match seen is settled. */
 export const FINAL_ONLY = 6;
+/** {@link PUSH_ONLY} into register 0: the new group is the only live one (no `acts` load). */
+export const PUSH_FIRST = 7;
 /** A transition not built yet; its low bits read as SLOW. */
 export const UNBUILT = -7;
 
@@ -127,7 +128,7 @@ export class LazyDfa {
    * path (general register action, or push and match together), {@link MATCH_ONLY} only
    * reports a match (registers do not move, so a scanning loop may just remember the last one),
    * {@link PUSH_ONLY} only starts a new group (its `acts` entry is the register to set to the
-   * current position), {@link TO_IDLE} is a plain transition into an idle start state, and
+   * current position; {@link PUSH_FIRST} when that register is 0), {@link TO_IDLE} is a plain transition into an idle start state, and
    * {@link FINAL_MATCH} / {@link FINAL_ONLY} enter a final state (no thread left: the pending
    * match is settled). A state offset is `id * stride`.
    */
@@ -242,7 +243,7 @@ export class LazyDfa {
    * prefilter that makes "few matches" fast): `pairs[f * stride * stride + c1 * stride + c2]` is
    * 0 when, from the idle state with behind facts `f`, a match cannot start at a byte of class
    * `c1` followed by one of class `c2` (the partial match it starts dies at the second byte
-   * without matching); `nextFacts[c1]` is the behind facts after a byte of class `c1`. Skipping
+   * without matching); `pairBits` is the same by raw bytes, with one bit per facts value. Skipping
    * is sound because groups evolve independently: dropping a group that never matches changes
    * nothing else. Undefined when the tables would be too large or the cache cleared while they
    * were computed.
@@ -252,11 +253,7 @@ export class LazyDfa {
     this.skip = undefined;
     const stride = this.stride;
     if (stride > 96) return undefined;
-    const nextFacts = Uint8Array.from(
-      this.representatives,
-      (b) => behindFacts(b) & this.behindMask,
-    );
-    const facts = new Set<number>(nextFacts);
+    const facts = new Set<number>(this.factsAfter);
     facts.add(behindFacts(-1) & this.behindMask);
     const pairs = new Uint8Array(8 * stride * stride).fill(1);
     const generation = this.generation;
@@ -266,39 +263,29 @@ export class LazyDfa {
     }
     for (const f of facts) this.startFor(f);
     if (this.generation !== generation) return undefined;
-    // singles[f * stride + c1]: 0 when no byte pair starting with class c1 can start a match.
-    const singles = new Uint8Array(8 * stride);
-    for (let i = 0; i < singles.length; i++) {
-      const row = pairs.subarray(i * stride, (i + 1) * stride);
-      singles[i] = row.some((v) => v !== 0) ? 1 : 0;
-    }
-    // starts[(prev << 8) | byte]: singles for the facts the previous byte leaves, by raw bytes.
-    const starts = new Uint8Array(65536);
-    for (let prev = 0; prev < 256; prev++) {
-      const f = nextFacts[this.classes[prev] as number] as number;
-      for (let b = 0; b < 256; b++) {
-        starts[(prev << 8) | b] = singles[f * stride + (this.classes[b] as number)] as number;
-      }
-    }
-    // When every idle state answers alike (no rule starts with an assertion), the pairs can be
-    // indexed by raw bytes: the exact answer in one load per position.
     const factList = Int32Array.from(facts);
     const square = stride * stride;
     const first = (factList[0] as number) * square;
+    // When every idle state answers alike (no rule starts with an assertion), an entry is 0 or
+    // 0xff and a scanning loop need not know the facts at all.
     const uniform = [...factList].every((f) =>
       pairs.subarray(f * square, (f + 1) * square).every((v, k) => v === pairs[first + k]),
     );
-    let bytePairs: Uint8Array | undefined;
-    if (uniform) {
-      bytePairs = new Uint8Array(65536);
-      for (let b = 0; b < 256; b++) {
-        const row = first + (this.classes[b] as number) * stride;
-        for (let n = 0; n < 256; n++) {
-          bytePairs[(b << 8) | n] = pairs[row + (this.classes[n] as number)] as number;
+    const pairBits = new Uint8Array(65536);
+    for (let b = 0; b < 256; b++) {
+      const c1 = this.classes[b] as number;
+      for (let n = 0; n < 256; n++) {
+        const c2 = this.classes[n] as number;
+        let bits = 0;
+        for (let f = 0; f < 8; f++) {
+          // Facts values no idle state has are never asked for; uniform tables answer for all.
+          const from = uniform ? first : f * square;
+          if ((uniform || facts.has(f)) && pairs[from + c1 * stride + c2] !== 0) bits |= 1 << f;
         }
+        pairBits[(b << 8) | n] = bits;
       }
     }
-    this.skip = { pairs, singles, starts, bytePairs, nextFacts, facts: factList };
+    this.skip = { pairs, pairBits, uniform, facts: factList };
     return this.skip;
   }
 
@@ -401,13 +388,15 @@ export class LazyDfa {
       // A final state has no group, so no register can move: only the match matters.
       if (action !== ACTION_NONE) code = SLOW;
       else code = (flags & HAS_MATCH) !== 0 ? FINAL_MATCH : FINAL_ONLY;
-    } else if (action === ACTION_PUSH) code = (flags & HAS_MATCH) !== 0 ? SLOW : PUSH_ONLY;
-    else if ((flags & HAS_MATCH) !== 0) code = MATCH_ONLY;
+    } else if (action === ACTION_PUSH) {
+      if ((flags & HAS_MATCH) !== 0) code = SLOW;
+      else code = older === 1 ? PUSH_FIRST : PUSH_ONLY;
+    } else if ((flags & HAS_MATCH) !== 0) code = MATCH_ONLY;
     else if ((flags & IDLE) !== 0) code = TO_IDLE;
     const value = target * 8 + code;
     this.trans[from + cls] = value;
     // For a push-only transition the scanning loop needs the register to write, not the code.
-    this.acts[from + cls] = code === PUSH_ONLY ? older - 1 : action;
+    this.acts[from + cls] = code === PUSH_ONLY || code === PUSH_FIRST ? older - 1 : action;
     this.lastAction = action;
     return value;
   }
@@ -415,7 +404,7 @@ export class LazyDfa {
   /** The register action of the built transition from `offset` on `cls`. */
   actionAt(offset: number, cls: number): number {
     const t = this.trans[offset + cls] as number;
-    if ((t & 7) === PUSH_ONLY) return ACTION_PUSH;
+    if ((t & 7) === PUSH_ONLY || (t & 7) === PUSH_FIRST) return ACTION_PUSH;
     return this.acts[offset + cls] as number;
   }
 
