@@ -9,6 +9,7 @@
 import { type DfaOptions, LazyDfa, type MatchKind } from '../regex/lazy-dfa/lazy-dfa.js';
 import { compileNfa, type Nfa, NfaTooLargeError } from '../regex/nfa/nfa.js';
 import { BoundedBacktracker } from '../regex/pike-vm/bounded-backtracker.js';
+import { OnePass } from '../regex/pike-vm/one-pass.js';
 import { PikeVm } from '../regex/pike-vm/pike-vm.js';
 import type { ParsedPattern } from '../regex/syntax/ast.js';
 import { parsePattern, RegexSyntaxError } from '../regex/syntax/parser.js';
@@ -54,6 +55,8 @@ export interface CompiledRule {
 export class CompiledRuleSet {
   private readonly vms: Array<PikeVm | undefined>;
   private readonly backtrackers: Array<BoundedBacktracker | undefined>;
+  /** Per rule: its one-pass tables, null when it is not one-pass, undefined before the first use. */
+  private readonly onePass: Array<OnePass | null | undefined>;
 
   constructor(
     readonly rules: readonly CompiledRule[],
@@ -62,11 +65,13 @@ export class CompiledRuleSet {
   ) {
     this.vms = rules.map(() => undefined);
     this.backtrackers = rules.map(() => undefined);
+    this.onePass = rules.map(() => undefined);
   }
 
   /**
-   * Capture slots of `rule`'s match over `bytes[start, end)` (see PikeVm.captures): by bounded
-   * backtracking when the span is short enough, else by the Pike VM. Same result either way.
+   * Capture slots of `rule`'s match over `bytes[start, end)` (see PikeVm.captures): in one pass
+   * when the rule is one-pass, else by bounded backtracking when the span is short enough, else
+   * by the Pike VM. Same result every way (property-tested).
    */
   captures(
     rule: number,
@@ -76,6 +81,15 @@ export class CompiledRuleSet {
     prev: number,
     next: number,
   ): Int32Array | undefined {
+    let onePass = this.onePass[rule];
+    if (onePass === undefined) {
+      onePass = OnePass.build(this.nfa, rule, this.dfa.classes, this.dfa.stride) ?? null;
+      this.onePass[rule] = onePass;
+    }
+    if (onePass !== null) {
+      const slots = onePass.captures(bytes, start, end, prev, next);
+      if (slots !== undefined) return slots;
+    }
     let bt = this.backtrackers[rule];
     if (bt === undefined) {
       const range = this.nfa.ruleRanges[rule];
