@@ -3,12 +3,13 @@
  *
  * A client swaps snapshots while it runs; with one limiter per evaluator every swap would reset
  * all counters (an attacker would get a fresh allowance on every rule change). So every
- * evaluator shares ONE {@link SlidingWindowLimiter}; the evaluator keys counters by rule id and
- * window (`<ruleId>\0<windowMs>\0<key>`), so counts follow the rule across snapshots and a
- * change of the window starts the rule's counts afresh.
+ * evaluator shares ONE {@link SlidingWindowLimiter}; the evaluator takes its counter series by
+ * rule id and window, so counts follow the rule across snapshots and a change of the window
+ * starts the rule's counts afresh.
  *
  * Memory is constant: the shared limiter holds at most `capacity` keys and evicts the least
- * recently seen (a flood of rotating source addresses evicts idle keys, it cannot grow memory).
+ * recently hit (CLOCK: a flood of rotating source addresses seen once each evicts its own kind
+ * before keys that keep coming back; it cannot grow memory).
  * About 200 bytes per key (the key string, a small counter object and a Map entry), so the
  * default 100 000 keys is ~20 MB. A key evicted while still active restarts from zero: size the
  * capacity above the number of distinct keys expected within one window.
