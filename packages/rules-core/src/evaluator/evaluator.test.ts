@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Snapshot } from '../snapshot/reader.js';
 import { openFixture, temporaryDirectory } from '../test-support/snapshot-fixture.js';
@@ -185,6 +186,49 @@ describe('IP matching (WAF-SPEC defects 1-4)', () => {
     expect(verdict('2600:1F18:3D00:0000:0000:0000:0000:0001')).toBe('v6');
     expect(verdict('2600:1f18:3d00::0:1')).toBe('v6');
     expect(verdict('2600:1f18:3d00::2')).toBeNull();
+  });
+});
+
+describe('the memo of recent addresses', () => {
+  it('gives the same decisions as fresh lookups, however often addresses repeat', async () => {
+    const rules = [
+      { id: 'wide', type: 'ip', action: 'block', ranges: ['10.0.0.0/8', '2001:db8::/32'] },
+      { id: 'office', type: 'ip', action: 'allow', ranges: ['10.9.0.0/16'] },
+      { id: 'geo', type: 'country', action: 'block', countries: ['XA'], mode: 'monitor' },
+      { id: 'login', type: 'rate_limit', key: { kind: 'ip' }, windowSeconds: 60, limit: 1000 },
+    ];
+    const extra = {
+      country: [
+        ['10.9.8.0/24', 'XA'] as [string, string],
+        ['2001:db8:1::/48', 'XA'] as [string, string],
+      ],
+    };
+    const snapshot = await openFixture(tmp.dir, { rules, ...extra });
+    const memo = new Evaluator(snapshot, { addressMemo: 4 });
+    const fresh = new Evaluator(snapshot, { addressMemo: 0 });
+    await fc.assert(
+      fc.property(
+        fc.array(
+          fc.constantFrom(
+            '10.1.2.3',
+            '10.9.8.7',
+            '10.9.1.1',
+            '192.0.2.1',
+            '2001:db8::1',
+            '2001:DB8:1::5',
+            '::ffff:10.9.8.7',
+            'not an address',
+            '',
+          ),
+          { maxLength: 40 },
+        ),
+        (ips) => {
+          for (const ip of ips)
+            expect(memo.evaluate(request({ ip }), 0)).toEqual(fresh.evaluate(request({ ip }), 0));
+        },
+      ),
+    );
+    snapshot.close();
   });
 });
 

@@ -22,7 +22,8 @@
  * ## Speed
  *
  * One binary search per range category (typed arrays, no SQL, no allocation), rule lists per
- * label set computed on first use and cached, patterns compiled once per snapshot.
+ * label set computed on first use and cached, a bounded memo of recent addresses' range results,
+ * patterns compiled once per snapshot and indexed by field (see `pattern-index.ts`).
  */
 import { parseIpInto } from '../ip/address.js';
 import {
@@ -36,8 +37,10 @@ import type { RateLimitKey, RateLimitRule, Rule } from '../rules/model.js';
 import type { Snapshot } from '../snapshot/reader.js';
 import { packCountry, RANGE_CATEGORIES, type RangeCategory } from '../snapshot/schema.js';
 import type { Decision, DecisionCategory, RateLimitInfo, RuleMatch } from './decision.js';
+import { PatternIndex } from './pattern-index.js';
 import { type Condition, compileConditions, meetsAll } from './pattern-matcher.js';
-import { type RateLimiter, SlidingWindowLimiter } from './rate-limiter.js';
+import { type RateLimiter, type RateLimitSeries, SlidingWindowLimiter } from './rate-limiter.js';
+import { RecentAddresses } from './recent-addresses.js';
 import { type RequestInfo, RequestView } from './request.js';
 
 export interface EvaluatorOptions {
@@ -47,7 +50,18 @@ export interface EvaluatorOptions {
    * successive snapshots without resetting or mixing up counts.
    */
   readonly rateLimiter?: RateLimiter;
+  /**
+   * Client addresses whose range results are remembered (default 16 384, about 1.5 MB; 0 turns
+   * the memo off). See {@link RecentAddresses}: under load it saves most of the range stage's
+   * cost for addresses that come back, and a flood of new ones cannot grow it.
+   */
+  readonly addressMemo?: number;
 }
+
+/** Per range category (in {@link RANGE_CATEGORIES} order): the positions of the rules it hits. */
+type RangeCandidates = readonly (readonly number[])[];
+
+export const DEFAULT_ADDRESS_MEMO = 16_384;
 
 interface CompiledRule {
   readonly rule: Rule;
@@ -59,16 +73,25 @@ interface CompiledPatternRule extends CompiledRule {
   readonly conditions: readonly Condition[];
 }
 
+/** The pattern rules of one stage, in rule-set order, and their index. */
+interface StagePatterns {
+  readonly rules: readonly CompiledPatternRule[];
+  readonly index: PatternIndex;
+}
+
+function stagePatterns(rules: readonly CompiledPatternRule[]): StagePatterns {
+  return { rules, index: new PatternIndex(rules) };
+}
+
 interface CompiledRateLimit extends CompiledRule {
   readonly rule: RateLimitRule;
   /**
-   * `<rule id>\0<window ms>\0`: counters follow a rule across snapshots (a client shares one
-   * limiter between the evaluators it swaps), and changing a rule's window starts afresh.
+   * The rule's counters, by rule id and window: they follow the rule across snapshots (a client
+   * shares one limiter between the evaluators it swaps), and changing the window starts afresh.
    */
-  readonly counterPrefix: string;
+  readonly series: RateLimitSeries;
   readonly conditions: readonly Condition[];
   readonly methods: ReadonlySet<string> | null;
-  readonly windowMs: number;
 }
 
 /** Rule positions that a label of a category stands for. */
@@ -83,6 +106,8 @@ interface CategoryIndex {
 }
 
 const NONE: readonly number[] = Object.freeze([]);
+/** The range result of most addresses: no range rule applies. */
+const NO_CANDIDATES: RangeCandidates = Object.freeze(RANGE_CATEGORIES.map(() => NONE));
 const EMPTY_REQUEST: RequestInfo = {
   ip: '',
   method: '',
@@ -97,12 +122,14 @@ export class Evaluator {
   readonly snapshotVersion: number;
   private readonly rules: readonly CompiledRule[];
   private readonly categories: readonly CategoryIndex[];
-  private readonly allowPatterns: readonly CompiledPatternRule[];
-  private readonly blockPatterns: readonly CompiledPatternRule[];
+  private readonly allowPatterns: StagePatterns;
+  private readonly blockPatterns: StagePatterns;
   private readonly rateLimits: readonly CompiledRateLimit[];
   private readonly limiter: RateLimiter;
   private readonly address = new Uint32Array(4);
-  private readonly candidates: (readonly number[])[] = [NONE, NONE, NONE, NONE];
+  private readonly recentAddresses: RecentAddresses<RangeCandidates> | null;
+  /** The current request's range result (per-call state; see `evaluate`). */
+  private candidates: RangeCandidates = NO_CANDIDATES;
   private readonly view = new RequestView(EMPTY_REQUEST);
   private readonly run: EvaluationRun = {
     monitored: null,
@@ -117,6 +144,8 @@ export class Evaluator {
     this.snapshotVersion = snapshot.version;
     this.passDecision = Object.freeze(this.decision('pass', 'enforce', null, null, null));
     this.limiter = options.rateLimiter ?? new SlidingWindowLimiter();
+    const memo = options.addressMemo ?? DEFAULT_ADDRESS_MEMO;
+    this.recentAddresses = memo === 0 ? null : new RecentAddresses(memo);
     this.rules = snapshot.rules.map((rule, position) => ({
       rule,
       position,
@@ -131,12 +160,10 @@ export class Evaluator {
     const patterns = this.rules.flatMap((c) =>
       c.rule.type === 'pattern' ? [{ ...c, conditions: compileConditions(c.rule.when) }] : [],
     );
-    this.allowPatterns = patterns.filter(
-      (p) => p.rule.type === 'pattern' && p.rule.action === 'allow',
-    );
-    this.blockPatterns = patterns.filter(
-      (p) => p.rule.type === 'pattern' && p.rule.action === 'block',
-    );
+    const ofAction = (action: 'allow' | 'block') =>
+      stagePatterns(patterns.filter((p) => p.rule.type === 'pattern' && p.rule.action === action));
+    this.allowPatterns = ofAction('allow');
+    this.blockPatterns = ofAction('block');
     this.rateLimits = this.rules.flatMap((c) =>
       c.rule.type === 'rate_limit'
         ? [
@@ -145,8 +172,7 @@ export class Evaluator {
               rule: c.rule,
               conditions: compileConditions(c.rule.when),
               methods: c.rule.methods?.length ? new Set(c.rule.methods) : null,
-              windowMs: c.rule.windowSeconds * 1000,
-              counterPrefix: `${c.rule.id}\u0000${c.rule.windowSeconds * 1000}\u0000`,
+              series: this.limiter.series(c.rule.id, c.rule.windowSeconds * 1000),
             },
           ]
         : [],
@@ -182,17 +208,34 @@ export class Evaluator {
   }
 
   private findRangeCandidates(ip: string): void {
+    const memo = this.recentAddresses;
+    const known = memo?.get(ip);
+    if (known !== undefined) {
+      this.candidates = known;
+      return;
+    }
+    const found = this.lookUpRanges(ip);
+    memo?.set(ip, found);
+    this.candidates = found;
+  }
+
+  private lookUpRanges(ip: string): RangeCandidates {
     const family = parseIpInto(ip, this.address);
+    if (family !== 4 && family !== 6) return NO_CANDIDATES;
+    let found: (readonly number[])[] | null = null;
     for (let i = 0; i < this.categories.length; i++) {
       const c = this.categories[i] as CategoryIndex;
       const set =
         family === 4
           ? lookupV4(c.table, this.address[0] as number)
-          : family === 6
-            ? lookupV6(c.table, this.address)
-            : -1;
-      this.candidates[i] = set === -1 ? NONE : this.rulesOfSet(c, set);
+          : lookupV6(c.table, this.address);
+      if (set === -1) continue;
+      const positions = this.rulesOfSet(c, set);
+      if (positions === NONE) continue;
+      found ??= [...NO_CANDIDATES];
+      found[i] = positions;
     }
+    return found ?? NO_CANDIDATES;
   }
 
   private rulesOfSet(c: CategoryIndex, set: number): readonly number[] {
@@ -210,7 +253,7 @@ export class Evaluator {
 
   private stage(
     action: 'allow' | 'block',
-    patterns: readonly CompiledPatternRule[],
+    patterns: StagePatterns,
     view: RequestView,
     run: EvaluationRun,
   ): Decision | undefined {
@@ -230,8 +273,10 @@ export class Evaluator {
         if (decided) return decided;
       }
     }
-    for (const p of patterns) {
-      if (p.expiresAtMs > run.now && meetsAll(p.conditions, view)) {
+    const matching = patterns.index.matching(view);
+    for (let k = 0; k < matching.length; k++) {
+      const p = patterns.rules[matching[k] as number] as CompiledPatternRule;
+      if (p.expiresAtMs > run.now) {
         const decided = this.matched(p, action, 'pattern', run);
         if (decided) return decided;
       }
@@ -244,8 +289,7 @@ export class Evaluator {
       if (r.expiresAtMs <= run.now) continue;
       if (r.methods && !r.methods.has(view.method())) continue;
       if (!meetsAll(r.conditions, view)) continue;
-      const key = `${r.counterPrefix}${rateLimitKey(r.rule.key, view)}`;
-      const state = this.limiter.hit(key, r.rule.limit, r.windowMs, run.now);
+      const state = r.series.hit(rateLimitKey(r.rule.key, view), r.rule.limit, run.now);
       const info: RateLimitInfo = {
         ruleId: r.rule.id,
         limit: r.rule.limit,

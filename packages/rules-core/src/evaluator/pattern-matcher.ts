@@ -12,7 +12,7 @@ import type { Pattern } from '../rules/model.js';
 import { type RegexMatcher, regexEngine } from '../rules/regex-extension.js';
 import type { RequestView } from './request.js';
 
-enum Field {
+export enum Field {
   Path,
   Query,
   QueryParam,
@@ -22,7 +22,7 @@ enum Field {
   Header,
 }
 
-enum Match {
+export enum Match {
   Exact,
   Prefix,
   Contains,
@@ -98,7 +98,11 @@ export function meets(c: Condition, request: RequestView): boolean {
   return input !== undefined && test(c, input);
 }
 
-function fieldValue(c: Condition, r: RequestView): string | undefined {
+/**
+ * The request's value for the field `c` names, normalised as `c`'s match wants it (lower case
+ * for `contains`); undefined when absent. Not for {@link Field.QueryParam} (see {@link paramValues}).
+ */
+export function fieldValue(c: Condition, r: RequestView): string | undefined {
   const lower = c.match === Match.Contains;
   switch (c.field) {
     case Field.Path:
@@ -118,7 +122,8 @@ function fieldValue(c: Condition, r: RequestView): string | undefined {
   }
 }
 
-function test(c: Condition, input: string): boolean {
+/** True when `input` (already normalised by {@link fieldValue}) satisfies `c`. */
+export function test(c: Condition, input: string): boolean {
   switch (c.match) {
     case Match.Exact:
       return input === c.value;
@@ -132,10 +137,17 @@ function test(c: Condition, input: string): boolean {
 }
 
 function meetsQueryParam(c: Condition, r: RequestView): boolean {
-  const values = r.queryParam(c.name);
+  const values = paramValues(c, r);
   for (let i = 0; i < values.length; i++) {
-    const v = values[i] as string;
-    if (test(c, c.match === Match.Contains ? v.toLowerCase() : v)) return true;
+    if (test(c, values[i] as string)) return true;
   }
   return false;
+}
+
+/** The decoded values of the query parameter `c` names, lower-cased for `contains`. */
+export function paramValues(c: Condition, r: RequestView): readonly string[] {
+  const values = r.queryParam(c.name);
+  if (c.match === Match.Contains)
+    for (let i = 0; i < values.length; i++) values[i] = (values[i] as string).toLowerCase();
+  return values;
 }
