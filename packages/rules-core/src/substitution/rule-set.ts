@@ -53,6 +53,14 @@ export interface CompiledRule {
 }
 
 export class CompiledRuleSet {
+  /**
+   * Every literal piece of every template, so that output can refer to one by number: a
+   * template is `programs[rule]`, where an entry >= 0 is a literal and `-1 - n` is group n.
+   */
+  readonly literals: readonly Uint8Array[];
+  readonly programs: readonly Int32Array[];
+  /** Per rule: the literal that is its whole replacement, -1 when it uses groups. */
+  readonly constants: Int32Array;
   private readonly vms: Array<PikeVm | undefined>;
   private readonly backtrackers: Array<BoundedBacktracker | undefined>;
   /** Per rule: its one-pass tables, null when it is not one-pass, undefined before the first use. */
@@ -66,6 +74,18 @@ export class CompiledRuleSet {
     this.vms = rules.map(() => undefined);
     this.backtrackers = rules.map(() => undefined);
     this.onePass = rules.map(() => undefined);
+    const literals: Uint8Array[] = [];
+    const literalId = (bytes: Uint8Array) => literals.push(bytes) - 1;
+    this.programs = rules.map((r) =>
+      Int32Array.from(
+        r.template.parts.filter((part) => typeof part === 'number' || part.length > 0),
+        (part) => (typeof part === 'number' ? -1 - part : literalId(part)),
+      ),
+    );
+    this.constants = Int32Array.from(rules, (r) =>
+      r.template.constant === undefined ? -1 : literalId(r.template.constant),
+    );
+    this.literals = literals;
   }
 
   /**

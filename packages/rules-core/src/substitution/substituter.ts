@@ -125,12 +125,12 @@ export class Substituter {
   private bytesOut = 0;
   private limitHit = false;
 
-  /** Pending output: `opCount` ints, pairs `[from, to)` of `buf` offsets or `[-1 - literal, 0]`. */
+  /**
+   * Pending output: `opCount` ints, pairs `[from, to)` of `buf` offsets or `[-1 - literal, 0]`
+   * (a literal of the rule set's table).
+   */
   private ops = new Int32Array(256);
   private opCount = 0;
-  /** Literal pieces referenced by `ops`; entries past `literalCount` are stale. */
-  private readonly literals: Uint8Array[] = [];
-  private literalCount = 0;
   private outLength = 0;
 
   constructor(set: CompiledRuleSet, options: SubstituterOptions = {}) {
@@ -347,7 +347,8 @@ export class Substituter {
    */
   private settleQueued(count: number, base: number): void {
     const queue = matchQueue;
-    const rules = this.set.rules;
+    const constants = this.set.constants;
+    const literals = this.set.literals;
     const matchCounts = this.matchCounts;
     const replaceCounts = this.replaceCounts;
     const fired = this.fired;
@@ -360,9 +361,9 @@ export class Substituter {
       if (fired[rule] === 1) {
         this.emitRange(start, end);
       } else {
-        const template = (rules[rule] as (typeof rules)[number]).template;
-        if (template.constant !== undefined) this.push(template.constant);
-        else this.emitReplacement(rule, start, end);
+        const literal = constants[rule] as number;
+        if (literal < 0) this.emitReplacement(rule, start, end);
+        else if ((literals[literal] as Uint8Array).length > 0) this.push(literal);
         replaceCounts[rule] = (replaceCounts[rule] as number) + 1;
       }
       this.emitPos = end;
@@ -486,24 +487,22 @@ export class Substituter {
   private emitReplacement(rule: number, start: number, end: number): void {
     const compiled = this.set.rules[rule];
     if (compiled === undefined) return;
-    const template = compiled.template;
-    if (template.constant !== undefined) {
-      this.push(template.constant);
-      return;
-    }
+    const program = this.set.programs[rule] as Int32Array;
     let slots: Int32Array | undefined;
-    if (template.usesGroups) {
+    if (compiled.template.usesGroups) {
       const next = end < this.bufEnd ? (this.buf[end - this.bufStart] as number) : END_OF_INPUT;
       const from = start - this.bufStart;
       const to = end - this.bufStart;
       slots = this.set.captures(rule, this.buf, from, to, this.byteBefore(start), next);
     }
-    for (const part of template.parts) {
-      if (typeof part !== 'number') this.push(part);
-      else if (part === 0) this.emitCopy(start, end);
-      else if (slots !== undefined && 2 * part + 1 < slots.length) {
-        const from = slots[2 * part] as number;
-        const to = slots[2 * part + 1] as number;
+    for (let k = 0; k < program.length; k++) {
+      const op = program[k] as number;
+      if (op >= 0) this.push(op);
+      else if (op === -1) this.emitCopy(start, end);
+      else if (slots !== undefined && 2 * (-1 - op) + 1 < slots.length) {
+        const group = -1 - op;
+        const from = slots[2 * group] as number;
+        const to = slots[2 * group + 1] as number;
         if (from >= 0 && to >= from) this.emitCopy(from + this.bufStart, to + this.bufStart);
       }
     }
@@ -538,15 +537,14 @@ export class Substituter {
     this.outLength += to - from;
   }
 
-  private push(bytes: Uint8Array): void {
-    if (bytes.length === 0) return;
+  /** Emits literal `literal` of the rule set's table (not empty). */
+  private push(literal: number): void {
     const n = this.opCount;
     if (n + 2 > this.ops.length) this.growOps();
-    this.ops[n] = -1 - this.literalCount;
+    this.ops[n] = -1 - literal;
     this.ops[n + 1] = 0;
     this.opCount = n + 2;
-    this.literals[this.literalCount++] = bytes;
-    this.outLength += bytes.length;
+    this.outLength += (this.set.literals[literal] as Uint8Array).length;
   }
 
   private growOps(): void {
@@ -562,7 +560,6 @@ export class Substituter {
     this.bytesOut += length;
     this.outLength = 0;
     this.opCount = 0;
-    this.literalCount = 0;
     if (count === 0) return EMPTY;
     const buf = this.buf;
     if (count === 2 && (ops[0] as number) >= 0 && buf !== this.window) {
@@ -570,7 +567,7 @@ export class Substituter {
       return Buffer.from(buf.buffer, buf.byteOffset + (ops[0] as number), length);
     }
     const result = Buffer.allocUnsafe(length);
-    const literals = this.literals;
+    const literals = this.set.literals;
     let at = 0;
     for (let i = 0; i < count; i += 2) {
       const a = ops[i] as number;
