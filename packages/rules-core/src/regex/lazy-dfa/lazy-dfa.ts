@@ -44,8 +44,9 @@ export interface SkipTables {
   /** `[f * stride * stride + c1 * stride + c2]`: 1 when a match may start at (c1, c2). */
   readonly pairs: Uint8Array;
   /**
-   * `[(byte << 8) | next byte]`: bit `f` is set when, with behind facts `f` before `byte`, a
-   * match may start at `byte` (`pairs` by raw bytes, for every facts value in one load).
+   * `[byte | (next byte << 8)]` (the two bytes read as a little-endian 16-bit word): bit `f` is
+   * set when, with behind facts `f` before `byte`, a match may start at `byte` (`pairs` by raw
+   * bytes, for every facts value in one load).
    */
   readonly pairBits: Uint8Array;
   /** The answer never depends on the facts: every entry of `pairBits` is 0 or 0xff. */
@@ -282,7 +283,7 @@ export class LazyDfa {
           const from = uniform ? first : f * square;
           if ((uniform || facts.has(f)) && pairs[from + c1 * stride + c2] !== 0) bits |= 1 << f;
         }
-        pairBits[(b << 8) | n] = bits;
+        pairBits[b | (n << 8)] = bits;
       }
     }
     this.skip = { pairs, pairBits, uniform, facts: factList };
