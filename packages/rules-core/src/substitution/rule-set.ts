@@ -103,7 +103,7 @@ export class CompiledRuleSet {
   ): Int32Array | undefined {
     let onePass = this.onePass[rule];
     if (onePass === undefined) {
-      onePass = OnePass.build(this.nfa, rule, this.dfa.classes, this.dfa.stride) ?? null;
+      onePass = OnePass.build(this.nfa, rule) ?? null;
       this.onePass[rule] = onePass;
     }
     if (onePass !== null) {

@@ -72,10 +72,12 @@ export class OnePass {
 
   /**
    * The one-pass tables of `rule`, or undefined when the rule is not one-pass (or too large).
-   * `classes`/`stride`: byte classes that no byte set of the NFA splits (the lazy DFA's).
+   * Bytes are grouped into the rule's own classes, so that a point's row is a few dozen bytes
+   * (captures run once per match, usually with cold caches).
    */
-  static build(nfa: Nfa, rule: number, classes: Uint8Array, stride: number): OnePass | undefined {
+  static build(nfa: Nfa, rule: number): OnePass | undefined {
     const { kind, next, arg, members } = nfa;
+    const { classes, stride } = ruleClasses(nfa, rule);
     const slotCount = 2 * ((nfa.groupCounts[rule] as number) + 1);
     const points = new Map<number, number>();
     const queue: number[] = [];
@@ -189,6 +191,29 @@ export class OnePass {
     }
     return slots;
   }
+}
+
+/** Byte classes that no byte set of `rule` splits. */
+function ruleClasses(nfa: Nfa, rule: number): { classes: Uint8Array; stride: number } {
+  const range = nfa.ruleRanges[rule] as { first: number; last: number };
+  const boundary = new Uint8Array(257);
+  const sets = new Set<number>();
+  for (let s = range.first; s <= range.last; s++) {
+    if (nfa.kind[s] === StateKind.Bytes) sets.add(nfa.arg[s] as number);
+  }
+  for (const set of sets) {
+    for (const [lo, hi] of (nfa.sets[set] as (typeof nfa.sets)[number]).toRanges()) {
+      boundary[lo] = 1;
+      boundary[hi + 1] = 1;
+    }
+  }
+  const classes = new Uint8Array(256);
+  let c = 0;
+  for (let b = 1; b < 256; b++) {
+    if (boundary[b] === 1) c++;
+    classes[b] = c;
+  }
+  return { classes, stride: c + 1 };
 }
 
 /** Whether every assertion of the bit set `looks` holds between byte `before` and `ahead`. */

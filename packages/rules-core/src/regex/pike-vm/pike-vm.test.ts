@@ -18,7 +18,7 @@ describe('PikeVm and BoundedBacktracker', () => {
         const set = compileRuleSet([{ pattern: p, replacement: '$1', flags: 'g' }]);
         const range = set.nfa.ruleRanges[0] as { first: number; last: number };
         const bt = new BoundedBacktracker(set.nfa, 0, range);
-        const onePass = OnePass.build(set.nfa, 0, set.dfa.classes, set.dfa.stride);
+        const onePass = OnePass.build(set.nfa, 0);
         // Every (start, end) the reference stream replaced is a confirmed span; try all spans
         // that the Pike VM accepts instead: both must agree on acceptance and slots.
         for (let start = 0; start <= input.length; start++) {
@@ -59,7 +59,7 @@ describe('PikeVm and BoundedBacktracker', () => {
     fc.assert(
       fc.property(onePassPattern, body, (p, input) => {
         const set = compileRuleSet([{ pattern: p, replacement: '$1', flags: 'g' }]);
-        const onePass = OnePass.build(set.nfa, 0, set.dfa.classes, set.dfa.stride);
+        const onePass = OnePass.build(set.nfa, 0);
         fc.pre(onePass !== undefined);
         built++;
         for (let start = 0; start <= input.length; start++) {
@@ -80,7 +80,7 @@ describe('PikeVm and BoundedBacktracker', () => {
   it('one-pass tables refuse rules where the path is not forced', () => {
     for (const p of ['(a|ab)c', '(a*)a', 'a*a', '(\\ba|a)b', '(?:a|\\w)x']) {
       const set = compileRuleSet([{ pattern: p, replacement: '$1', flags: 'g' }]);
-      expect(OnePass.build(set.nfa, 0, set.dfa.classes, set.dfa.stride), p).toBeUndefined();
+      expect(OnePass.build(set.nfa, 0), p).toBeUndefined();
     }
     for (const p of [
       'href="([^"]*)"',
@@ -89,7 +89,7 @@ describe('PikeVm and BoundedBacktracker', () => {
       '\\b(\\w+) (\\d+)\\b',
     ]) {
       const set = compileRuleSet([{ pattern: p, replacement: '$1', flags: 'g' }]);
-      expect(OnePass.build(set.nfa, 0, set.dfa.classes, set.dfa.stride), p).toBeDefined();
+      expect(OnePass.build(set.nfa, 0), p).toBeDefined();
     }
   });
 });
