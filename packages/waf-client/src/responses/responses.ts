@@ -71,11 +71,43 @@ export function rateLimitHeaders(info: RateLimitInfo): {
   'ratelimit-policy': string;
   ratelimit: string;
 } {
-  const name = quoteKey(info.ruleId);
+  const policy = policyOf(info);
   return {
-    'ratelimit-policy': `${name};q=${info.limit};w=${info.windowSeconds}`,
-    ratelimit: `${name};r=${info.remaining};t=${info.resetSeconds}`,
+    'ratelimit-policy': policy.header,
+    ratelimit: `${policy.name};r=${info.remaining};t=${info.resetSeconds}`,
   };
+}
+
+interface Policy {
+  readonly limit: number;
+  readonly windowSeconds: number;
+  /** The rule id as a structured-field string. */
+  readonly name: string;
+  /** The `RateLimit-Policy` value. */
+  readonly header: string;
+}
+
+/**
+ * Policies by rule id. A site-wide limit puts these headers on every response, so the parts that
+ * only change with the rule are built once. Bounded: cleared when rule churn fills it.
+ */
+const policies = new Map<string, Policy>();
+const MAX_POLICIES = 1024;
+
+function policyOf(info: RateLimitInfo): Policy {
+  const known = policies.get(info.ruleId);
+  if (known && known.limit === info.limit && known.windowSeconds === info.windowSeconds)
+    return known;
+  if (policies.size >= MAX_POLICIES) policies.clear();
+  const name = quoteKey(info.ruleId);
+  const policy: Policy = {
+    limit: info.limit,
+    windowSeconds: info.windowSeconds,
+    name,
+    header: `${name};q=${info.limit};w=${info.windowSeconds}`,
+  };
+  policies.set(info.ruleId, policy);
+  return policy;
 }
 
 /** A structured-field string (RFC 8941 sf-string): rule ids are [A-Za-z0-9_.:-], quoting is enough. */
