@@ -89,6 +89,9 @@ export class Substituter {
   private bufEnd = 0;
   private contextByte = -1;
   private window: Buffer = Buffer.alloc(0);
+  /** A DataView of `buf` for the skip loop's 32-bit reads (made once per buffer). */
+  private words: DataView<ArrayBufferLike> = new DataView(new ArrayBuffer(0));
+  private wordsOf: Uint8Array | undefined;
 
   /** Next byte the DFA reads, and first byte not emitted yet. */
   private scanPos = 0;
@@ -97,8 +100,11 @@ export class Substituter {
   private state: number;
   private saved: DfaState | undefined;
   private generation: number;
-  /** Start positions of the live groups of partial matches (see LazyDfa). */
-  private readonly regs: number[] = [];
+  /**
+   * Start positions of the live groups of partial matches (see LazyDfa). Kept at least as long
+   * as any built state needs, so the scanning loop never grows it (that would deoptimise it).
+   */
+  private readonly regs: number[] = [0];
   /** The DFA's idle-state skip tables (undefined: no skipping). */
   private readonly skip: SkipTables | undefined;
   /** Earliest position whose consumption requires the buffer-limit check. */
@@ -190,6 +196,8 @@ export class Substituter {
     const output = this.collect();
     this.buf = EMPTY;
     this.window = Buffer.alloc(0);
+    this.wordsOf = undefined;
+    this.words = new DataView(new ArrayBuffer(0));
     return output;
   }
 
@@ -282,10 +290,16 @@ export class Substituter {
     const dfa = this.set.dfa;
     while (this.scanPos < this.bufEnd && !this.passthrough) {
       const base = this.bufStart;
+      while (this.regs.length < dfa.maxOlderGroups) this.regs.push(0);
+      if (this.wordsOf !== this.buf) {
+        this.words = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
+        this.wordsOf = this.buf;
+      }
       // A relative index below 2^31: "| 0" keeps V8 on int32 even when the deadline is Infinity.
       const stop = Math.min(this.bufEnd - base, this.deadline - base) | 0;
       const i = runDfa(
         this.buf,
+        this.words,
         this.scanPos - base,
         stop,
         this.bufEnd - base,
@@ -618,6 +632,7 @@ const matchQueue = new Int32Array(3 * QUEUE_MATCHES);
  */
 function runDfa(
   buf: Uint8Array,
+  words: DataView<ArrayBufferLike>,
   i: number,
   stop: number,
   end: number,
@@ -641,7 +656,6 @@ function runDfa(
   // Skipping lands in idle states by their facts: every one must exist in this cache generation
   // (no state is built while this loop runs, so checking once is enough).
   const tables = skip !== undefined && idlesBuilt(skip.facts, idles) ? skip : undefined;
-  const words = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   while (i < stop) {
     const at = s + (classes[buf[i] as number] as number);
     const t = trans[at] as number;
@@ -663,7 +677,7 @@ function runDfa(
         // A partial match starts here, after older live ones.
         regs[acts[at] as number] = i + base;
       } else if (code === TO_IDLE) {
-        if (tables !== undefined) {
+        if (tables !== undefined && i + 2 < stop) {
           // Back in an idle state: skip every position where no match can start.
           i++;
           const skipped = skipPositions(buf, words, i, stop, tables, factsAfter);
@@ -734,7 +748,7 @@ function idlesBuilt(facts: Int32Array, idles: Int32Array): boolean {
  */
 function skipPositions(
   buf: Uint8Array,
-  words: DataView,
+  words: DataView<ArrayBufferLike>,
   i: number,
   stop: number,
   skip: SkipTables,

@@ -158,6 +158,8 @@ export class LazyDfa {
   private readonly actionIds = new Map<string, number>();
   /** Bumped each time the cache is cleared: state offsets of older generations are invalid. */
   generation = 0;
+  /** The most older groups of any state built so far: registers a stream may need. */
+  maxOlderGroups = 0;
   /** Number of cache clears so far (for statistics and tests). */
   clears = 0;
   /** The register action of the transition {@link build} returned last. */
@@ -348,6 +350,7 @@ export class LazyDfa {
     this.ruleOf[id] = state.matchRule;
     this.regOf[id] = state.matchReg;
     this.olderOf[id] = state.olderGroups;
+    if (state.olderGroups > this.maxOlderGroups) this.maxOlderGroups = state.olderGroups;
     this.behindOf[id] = state.behind;
     this.eoiRule[id] = -2;
     return id * this.stride;
