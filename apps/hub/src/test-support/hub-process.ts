@@ -1,139 +1,34 @@
 /**
- * The real hub as a child process for integration tests: the compiled `dist/main.js` (build it
- * first with `npx tsc -p tsconfig.build.json`), started with its configuration in environment
- * variables, on a free loopback port, with its own data directory unless one is given (two
- * instances share one to act as a cluster).
- *
- * Every wait is bounded: start-up polls `/health/live` until a deadline (or the process exits,
- * whose output then goes into the error), `stop()` sends SIGTERM (the hub closes its modules
- * through `enableShutdownHooks`) and SIGKILL after a grace period. Standard output and error are
- * collected, so tests can assert what was (never) logged.
+ * This package's hub as a child process for integration tests: the shared launcher of
+ * `@rampart/test-services/hub-process` pointed at the compiled `dist/main.js` (build it first
+ * with `npx tsc -p tsconfig.build.json`), plus a start that is expected to fail (configuration
+ * errors).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { delay, findFreePort } from '@rampart/test-services/free-port';
+import {
+  type HubProcess,
+  hubEnvironment,
+  type HubOptions as ProcessOptions,
+  randomToken,
+  startHub as startHubProcess,
+} from '@rampart/test-services/hub-process';
+
+export type { HubProcess };
+export { randomToken };
 
 /** The compiled entry point, resolved from this file (src/test-support -> dist/main.js). */
 export const HUB_MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 
-const START_TIMEOUT_MS = 30_000;
-const STOP_GRACE_MS = 10_000;
+export type HubOptions = Omit<ProcessOptions, 'main'>;
 
-export interface HubOptions {
-  readonly redisUrl: string;
-  /** A postgres:// URL; absent means the embedded SQLite file in the data directory. */
-  readonly databaseUrl?: string;
-  /** Shared with another instance; default a fresh temp directory removed by `stop()`. */
-  readonly dataDir?: string;
-  /** Default a random 48-character token. */
-  readonly adminToken?: string;
-  /** Extra or overriding HUB_* variables. */
-  readonly env?: Readonly<Record<string, string>>;
-}
-
-export interface HubProcess {
-  /** `http://127.0.0.1:<port>` */
-  readonly url: string;
-  readonly port: number;
-  readonly pid: number;
-  readonly adminToken: string;
-  readonly dataDir: string;
-  /** Everything the process wrote to stdout and stderr so far. */
-  output(): string;
-  /** SIGTERM, SIGKILL after a grace period; resolves with the exit code (null if killed). */
-  stop(): Promise<number | null>;
-}
-
-/** A random token of `length` URL-safe characters. */
-export function randomToken(length = 48): string {
-  return randomBytes(length).toString('base64url').slice(0, length);
-}
-
-/** The environment of a test hub: defaults for fast builds, then `options.env`. */
-function hubEnvironment(
-  options: HubOptions,
-  port: number,
-  dataDir: string,
-  adminToken: string,
-): Record<string, string> {
-  const env: Record<string, string> = {
-    PATH: process.env.PATH ?? '',
-    HOME: process.env.HOME ?? '/tmp',
-    NODE_ENV: 'test',
-    REDIS_URL: options.redisUrl,
-    HUB_ADMIN_TOKEN: adminToken,
-    HUB_DATA_DIR: dataDir,
-    HUB_PORT: String(port),
-    HUB_HOST: '127.0.0.1',
-    HUB_BUILD_DEBOUNCE_MS: '300',
-    HUB_RECONCILE_INTERVAL_MS: '500',
-    HUB_LOG_LEVEL: 'warn',
-  };
-  if (options.databaseUrl) env.DATABASE_URL = options.databaseUrl;
-  return { ...env, ...options.env };
-}
-
-/** Starts the hub and resolves once `/health/live` answers 200. */
-export async function startHub(options: HubOptions): Promise<HubProcess> {
-  if (!existsSync(HUB_MAIN)) {
-    throw new Error(`${HUB_MAIN} is missing: build the hub first (npx tsc -p tsconfig.build.json)`);
-  }
-  const port = await findFreePort();
-  const ownDir = options.dataDir === undefined;
-  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'rampart-hub-'));
-  const adminToken = options.adminToken ?? randomToken();
-  const child = spawn(process.execPath, [HUB_MAIN], {
-    env: hubEnvironment(options, port, dataDir, adminToken),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const collect = (chunk: Buffer) => {
-    output += chunk.toString('utf8');
-  };
-  child.stdout?.on('data', collect);
-  child.stderr?.on('data', collect);
-  const killOnExit = () => child.kill('SIGKILL');
-  process.on('exit', killOnExit);
-  const exited = new Promise<number | null>((resolve) => {
-    child.once('exit', (code) => {
-      process.removeListener('exit', killOnExit);
-      resolve(code);
-    });
-  });
-  const url = `http://127.0.0.1:${port}`;
-
-  let stopping: Promise<number | null> | undefined;
-  const stop = () => {
-    stopping ??= terminate(child, exited).finally(() => {
-      if (ownDir) rmSync(dataDir, { recursive: true, force: true });
-    });
-    return stopping;
-  };
-
-  const started = await Promise.race([
-    waitForLive(url, START_TIMEOUT_MS).then(
-      () => 'live',
-      (error: Error) => error.message,
-    ),
-    exited.then(() => 'the hub exited during start-up'),
-  ]);
-  if (started !== 'live') {
-    await stop();
-    throw new Error(`${started}:\n${output.slice(-4000)}`);
-  }
-  return {
-    url,
-    port,
-    pid: child.pid ?? -1,
-    adminToken,
-    dataDir,
-    output: () => output,
-    stop,
-  };
+/** Starts this package's hub (see `@rampart/test-services/hub-process`). */
+export function startHub(options: HubOptions): Promise<HubProcess> {
+  return startHubProcess({ main: HUB_MAIN, ...options });
 }
 
 export interface FailedStart {
@@ -185,29 +80,4 @@ export async function startHubExpectingFailure(
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }
-}
-
-async function waitForLive(url: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let last = 'no answer';
-  while (Date.now() < deadline) {
-    try {
-      const response = await fetch(`${url}/health/live`, { signal: AbortSignal.timeout(2000) });
-      if (response.status === 200) return;
-      last = `status ${response.status}`;
-    } catch (error) {
-      last = (error as Error).message;
-    }
-    await delay(100);
-  }
-  throw new Error(`the hub did not become live within ${timeoutMs} ms (${last})`);
-}
-
-async function terminate(child: ChildProcess, exited: Promise<number | null>) {
-  if (child.exitCode !== null || child.signalCode !== null) return exited;
-  child.kill('SIGTERM');
-  const code = await Promise.race([exited, delay(STOP_GRACE_MS).then(() => 'timeout' as const)]);
-  if (code !== 'timeout') return code;
-  child.kill('SIGKILL');
-  return exited;
 }

@@ -1,20 +1,17 @@
 /**
  * The REAL hub for integration tests: `node apps/hub/dist/main.js` as a child process (built by
- * turbo before the tests: `@rampart/hub` is a devDependency), with its own redis-server from
- * `@rampart/test-services`, a temporary data directory and a fixed port so a test can stop it
- * ("hub down") and start it again on the same address and data ("hub back").
- *
- * Follows the approach of the hub's own `src/test-support/hub-process.ts`: bounded start-up
- * (polls `/health/live`), SIGTERM then SIGKILL, output collected so tests can assert that the
- * site key never appears in it.
+ * turbo before the tests: `@rampart/hub` is a devDependency) through the shared launcher of
+ * `@rampart/test-services`, with its own redis-server, a temporary data directory and a fixed
+ * port, so a test can stop it ("hub down") and start it again on the same address and data
+ * ("hub back"). Output is collected over all runs so tests can assert that the site key never
+ * appears in it.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { delay, findFreePort } from '@rampart/test-services/free-port';
+import { type HubProcess, randomToken, startHub } from '@rampart/test-services/hub-process';
 import { type RedisServerHandle, startRedisServer } from '@rampart/test-services/redis-server';
 
 const HUB_MAIN = join(
@@ -44,75 +41,31 @@ export interface RealHub {
 }
 
 export async function startRealHub(): Promise<RealHub> {
-  if (!existsSync(HUB_MAIN)) {
-    throw new Error(
-      `${HUB_MAIN} is missing: build the hub first (npx turbo run build --filter=@rampart/hub)`,
-    );
-  }
   const redis: RedisServerHandle = await startRedisServer();
   const port = await findFreePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'rampart-client-hub-'));
-  const adminToken = randomBytes(36).toString('base64url');
+  const adminToken = randomToken();
   const url = `http://127.0.0.1:${port}`;
-  let output = '';
-  let child: ChildProcess | undefined;
-  let exited: Promise<unknown> = Promise.resolve();
+  let earlierOutput = '';
+  let hub: HubProcess | undefined;
 
   const start = async () => {
-    const proc = spawn(process.execPath, [HUB_MAIN], {
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: process.env.HOME ?? '/tmp',
-        NODE_ENV: 'test',
-        REDIS_URL: redis.url,
-        HUB_ADMIN_TOKEN: adminToken,
-        HUB_DATA_DIR: dataDir,
-        HUB_PORT: String(port),
-        HUB_HOST: '127.0.0.1',
-        HUB_BUILD_DEBOUNCE_MS: '200',
-        HUB_RECONCILE_INTERVAL_MS: '500',
-        HUB_LOG_LEVEL: 'warn',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    hub = await startHub({
+      main: HUB_MAIN,
+      redisUrl: redis.url,
+      port,
+      dataDir,
+      adminToken,
+      env: { HUB_BUILD_DEBOUNCE_MS: '200' },
     });
-    child = proc;
-    const collect = (chunk: Buffer) => {
-      output += chunk.toString('utf8');
-    };
-    proc.stdout?.on('data', collect);
-    proc.stderr?.on('data', collect);
-    const kill = () => proc.kill('SIGKILL');
-    process.on('exit', kill);
-    exited = new Promise((resolve) =>
-      proc.once('exit', (code) => {
-        process.removeListener('exit', kill);
-        resolve(code);
-      }),
-    );
-    const deadline = Date.now() + 45_000;
-    for (;;) {
-      if (proc.exitCode !== null)
-        throw new Error(`the hub exited during start-up:\n${output.slice(-3000)}`);
-      try {
-        const res = await fetch(`${url}/health/live`, { signal: AbortSignal.timeout(2000) });
-        if (res.status === 200) return;
-      } catch {
-        // not listening yet
-      }
-      if (Date.now() > deadline)
-        throw new Error(`the hub did not start within 45 s:\n${output.slice(-3000)}`);
-      await delay(100);
-    }
   };
 
   const stop = async () => {
-    const proc = child;
-    child = undefined;
-    if (!proc || proc.exitCode !== null) return;
-    proc.kill('SIGTERM');
-    const timer = setTimeout(() => proc.kill('SIGKILL'), 10_000);
-    await exited;
-    clearTimeout(timer);
+    const running = hub;
+    hub = undefined;
+    if (!running) return;
+    await running.stop();
+    earlierOutput += running.output();
   };
 
   const admin = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
@@ -153,7 +106,7 @@ export async function startRealHub(): Promise<RealHub> {
   return {
     url,
     adminToken,
-    output: () => output,
+    output: () => earlierOutput + (hub?.output() ?? ''),
     stop,
     start,
     destroy: async () => {
