@@ -51,10 +51,11 @@ export interface SubstituterOptions {
   /** Skip idle text with the DFA's pair tables (default true; false is for tests and checks). */
   readonly prefilter?: boolean;
   /**
-   * Settle ordinary matches inside the scanning loop (default true; false sends every match
-   * through the general slow path, for tests and checks).
+   * Scan with the fast loop (default true). False sends every byte through the general slow
+   * path, which checks the buffer limit at each byte: the reference the fast loop (skipping,
+   * matches settled in the loop, deadlines) is tested against.
    */
-  readonly inlineMatches?: boolean;
+  readonly fastPaths?: boolean;
 }
 
 export interface RuleStats {
@@ -122,7 +123,8 @@ export class Substituter {
    * Per rule, 1 when the scanning loop may settle its matches itself: a `g` rule, or a
    * once-rule that already fired (its matches are emitted unchanged). Undefined: never.
    */
-  private readonly inline: Uint8Array | undefined;
+  private readonly inline: Uint8Array;
+  private readonly fastPaths: boolean;
   private onceLeft: number;
   private readonly allOnce: boolean;
   private readonly matchCounts: Int32Array;
@@ -152,10 +154,8 @@ export class Substituter {
     this.onceLeft = n;
     this.passthrough = n === 0;
     this.skip = options.prefilter === false ? undefined : set.dfa.skipTables();
-    this.inline =
-      options.inlineMatches === false
-        ? undefined
-        : Uint8Array.from(set.rules, (r) => (r.once ? 0 : 1));
+    this.inline = Uint8Array.from(set.rules, (r) => (r.once ? 0 : 1));
+    this.fastPaths = options.fastPaths !== false;
     this.state = set.dfa.start(-1);
     this.saved = set.dfa.stateAt(this.state);
     this.generation = set.dfa.generation;
@@ -288,6 +288,12 @@ export class Substituter {
   /** Runs the DFA over every byte received; the per-byte work is in {@link runDfa}. */
   private scan(): void {
     const dfa = this.set.dfa;
+    if (!this.fastPaths) {
+      while (this.scanPos < this.bufEnd && !this.passthrough) {
+        this.step(this.buf[this.scanPos - this.bufStart] as number);
+      }
+      return;
+    }
     while (this.scanPos < this.bufEnd && !this.passthrough) {
       const base = this.bufStart;
       while (this.regs.length < dfa.maxOlderGroups) this.regs.push(0);
@@ -295,13 +301,10 @@ export class Substituter {
         this.words = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
         this.wordsOf = this.buf;
       }
-      // A relative index below 2^31: "| 0" keeps V8 on int32 even when the deadline is Infinity.
-      const stop = Math.min(this.bufEnd - base, this.deadline - base) | 0;
       const i = runDfa(
         this.buf,
         this.words,
         this.scanPos - base,
-        stop,
         this.bufEnd - base,
         base,
         this.state,
@@ -446,7 +449,7 @@ export class Substituter {
         this.fired[rule] = 1;
         this.onceLeft--;
         // From now on its matches are only copied through: the loop may settle them.
-        if (this.inline !== undefined) this.inline[rule] = 1;
+        this.inline[rule] = 1;
       }
     }
     this.emitPos = end;
@@ -622,19 +625,25 @@ const QUEUE_MATCHES = 512;
 const matchQueue = new Int32Array(3 * QUEUE_MATCHES);
 
 /**
- * The hot loop: one transition per byte from `i` until `stop` or a transition that needs the
- * slow path (returned index: that byte, not consumed). Match-only transitions are remembered,
- * push-only ones start a register, and idle states hand over to {@link skipPositions}. A
- * transition into a final state settles the pending match here when `inline` allows it (a
- * non-empty match of a rule whose matches need no bookkeeping beyond counting): the match goes
- * to `matchQueue` and the scan restarts at its end, as {@link Substituter.finalize} would.
+ * The hot loop: one transition per byte from `i` until `end`, the buffer-limit deadline, or a
+ * transition that needs the slow path (returned index: that byte, not consumed). Match-only
+ * transitions are remembered, push-only ones start a register, and idle states hand over to
+ * {@link skipPositions}. A transition into a final state settles the pending match here when
+ * `inline` allows it (a non-empty match of a rule whose matches need no bookkeeping beyond
+ * counting): the match goes to `matchQueue` and the scan restarts at its end, as
+ * {@link Substituter.finalize} would.
+ *
+ * Buffer limit: the loop never consumes a byte at which a live partial match could exceed
+ * `maxBuffered`; the slow path checks exactly there. Groups live at entry are covered by
+ * `deadline` (set by the last exact check); every group started in the loop starts at or after
+ * `floor` (the entry, or the last restart), so `floor + maxBuffered` covers those without any
+ * work per push. Stopping early costs one slow step per `maxBuffered` bytes at most.
  * Kept outside the class, with everything in locals, so V8 optimises it as one simple loop.
  */
 function runDfa(
   buf: Uint8Array,
   words: DataView<ArrayBufferLike>,
   i: number,
-  stop: number,
   end: number,
   base: number,
   s: number,
@@ -643,7 +652,7 @@ function runDfa(
   deadline: number,
   maxBuffered: number,
   skip: SkipTables | undefined,
-  inline: Uint8Array | undefined,
+  inline: Uint8Array,
 ): number {
   const classes = dfa.classes;
   const trans = dfa.trans;
@@ -653,6 +662,9 @@ function runDfa(
   let matchTarget = -1;
   let matchAt = 0;
   let queued = 0;
+  let limit = Math.min(deadline, i + base + maxBuffered);
+  // A relative index below 2^31: "| 0" keeps V8 on int32 even when the limit is Infinity.
+  let stop = Math.min(end, limit - base) | 0;
   // Skipping lands in idle states by their facts: every one must exist in this cache generation
   // (no state is built while this loop runs, so checking once is enough).
   const tables = skip !== undefined && idlesBuilt(skip.facts, idles) ? skip : undefined;
@@ -666,13 +678,8 @@ function runDfa(
         matchTarget = t >> 3;
         matchAt = i;
       } else if (code === PUSH_FIRST) {
-        // A partial match starts here and is the only live one: the buffer-limit deadline
-        // moves to it (never later: deadlines stay conservative).
+        // A partial match starts here and is the only live one.
         regs[0] = i + base;
-        if (i + base + maxBuffered < deadline) {
-          deadline = i + base + maxBuffered;
-          stop = Math.min(end, deadline - base) | 0;
-        }
       } else if (code === PUSH_ONLY) {
         // A partial match starts here, after older live ones.
         regs[acts[at] as number] = i + base;
@@ -691,7 +698,6 @@ function runDfa(
         }
       } else if (code === FINAL_MATCH || code === FINAL_ONLY) {
         // No thread left: the match (this one, or the last one seen) is final.
-        if (inline === undefined) break;
         let target = t >> 3;
         let matchEnd = i;
         if (code === FINAL_ONLY) {
@@ -712,9 +718,9 @@ function runDfa(
         matchQueue[queued + 2] = matchEnd;
         queued += 3;
         matchTarget = -1;
-        // Nothing is live after a restart: the buffer-limit deadline is lifted.
-        deadline = Number.POSITIVE_INFINITY;
-        stop = end;
+        // Nothing is live after a restart: what starts later starts at or after its end.
+        limit = matchEnd + base + maxBuffered;
+        stop = Math.min(end, limit - base) | 0;
         s = restart;
         i = matchEnd;
         continue;
@@ -728,7 +734,7 @@ function runDfa(
   scanOut.state = s;
   scanOut.matchTarget = matchTarget;
   scanOut.matchAt = matchAt;
-  scanOut.deadline = deadline;
+  scanOut.deadline = limit;
   scanOut.queued = queued;
   return i;
 }

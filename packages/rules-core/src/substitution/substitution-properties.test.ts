@@ -17,6 +17,7 @@ import { compileRuleSet, type MatchKind } from './rule-set.js';
 import { Substituter } from './substituter.js';
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
+const g = (pattern: string, replacement: string) => ({ pattern, replacement, flags: 'g' });
 const unlimited = { maxBufferedBytes: Number.POSITIVE_INFINITY };
 
 describe('substitution properties', () => {
@@ -87,12 +88,12 @@ describe('substitution properties', () => {
     );
   });
 
-  it('settling matches in the scanning loop changes nothing: output, statistics, warnings', () => {
+  it('the fast loop equals the general path: output, statistics, warnings (buffer limits too)', () => {
     const longBody = fc
       .array(fc.constantFrom(...BODY_BYTES), { minLength: 0, maxLength: 120 })
       .map((bytes) => Buffer.from(bytes));
-    // Small limits too, so that the buffer limit and its deadlines meet inline restarts.
-    const limit = fc.constantFrom(Number.POSITIVE_INFINITY, 0, 1, 2, 3, 5, 8);
+    // Small limits too, so that the buffer limit and the loop's deadlines meet restarts.
+    const limit = fc.constantFrom(Number.POSITIVE_INFINITY, 0, 1, 2, 3, 5, 8, 13, 21, 40);
     fc.assert(
       fc.property(
         ruleSet,
@@ -101,12 +102,12 @@ describe('substitution properties', () => {
         fc.constantFrom('leftmost-first', 'leftmost-longest') as fc.Arbitrary<MatchKind>,
         fc.boolean(),
         (rules, [input, points], maxBufferedBytes, matchKind, prefilter) => {
-          const run = (inlineMatches: boolean) => {
+          const run = (fastPaths: boolean) => {
             const r = runChunks(rules, input, points, {
               maxBufferedBytes,
               matchKind,
               prefilter,
-              inlineMatches,
+              fastPaths,
             });
             return { out: hex(r.output), stats: r.substituter.stats, warnings: r.warnings };
           };
@@ -140,8 +141,8 @@ describe('substitution properties', () => {
         abcBody.chain((b) => fc.tuple(fc.constant(b), cuts(b.length))),
         fc.constantFrom(Number.POSITIVE_INFINITY, 2, 4),
         (rules, [input, points], maxBufferedBytes) => {
-          const run = (inlineMatches: boolean, chunking: Chunking) => {
-            const r = runChunks(rules, input, chunking, { maxBufferedBytes, inlineMatches });
+          const run = (fastPaths: boolean, chunking: Chunking) => {
+            const r = runChunks(rules, input, chunking, { maxBufferedBytes, fastPaths });
             return { out: hex(r.output), stats: r.substituter.stats, warnings: r.warnings };
           };
           const general = run(false, 'whole');
@@ -150,6 +151,36 @@ describe('substitution properties', () => {
         },
       ),
       { numRuns: 400 },
+    );
+  });
+
+  it('the fast loop hits the buffer limit where the general path does, after matches too', () => {
+    // Short matches settled in the loop, then a partial match that outgrows the limit.
+    const rules = fc.constantFrom(
+      [g('x', 'X'), g('y[^z]*z', 'Y')],
+      [g('y[^z]*z', 'Y'), g('x+', '<$&>')],
+      [g('x', ''), g('(y)[xy ]*z', '$1')],
+      [g('\\bx\\b', 'X'), g('y.*z', 'Y')],
+    );
+    const input = fc
+      .array(fc.constantFrom(0x78, 0x78, 0x79, 0x7a, 0x20), { maxLength: 80 })
+      .map((bytes) => Buffer.from(bytes));
+    fc.assert(
+      fc.property(
+        rules,
+        input.chain((b) => fc.tuple(fc.constant(b), cuts(b.length))),
+        fc.integer({ min: 0, max: 24 }),
+        (set, [body, points], maxBufferedBytes) => {
+          const run = (fastPaths: boolean, chunking: Chunking) => {
+            const r = runChunks(set, body, chunking, { maxBufferedBytes, fastPaths });
+            return { out: hex(r.output), stats: r.substituter.stats, warnings: r.warnings };
+          };
+          const general = run(false, 'whole');
+          expect(run(true, 'whole')).toEqual(general);
+          expect(run(true, points)).toEqual(general);
+        },
+      ),
+      { numRuns: 500 },
     );
   });
 
