@@ -783,8 +783,21 @@ function skipPositions(
     }
     return i;
   }
-  let b = buf[i] as number;
+  // The facts at each position come from the byte before it: four positions per read too.
   let prev = buf[i - 1] as number;
+  while (i + 4 < stop) {
+    const w = words.getUint32(i, true);
+    const hit =
+      ((bits[w & 0xffff] as number) >> (factsAfter[prev] as number)) |
+      ((bits[(w >>> 8) & 0xffff] as number) >> (factsAfter[w & 0xff] as number)) |
+      ((bits[w >>> 16] as number) >> (factsAfter[(w >>> 8) & 0xff] as number)) |
+      ((bits[(w >>> 24) | ((buf[i + 4] as number) << 8)] as number) >>
+        (factsAfter[(w >>> 16) & 0xff] as number));
+    if ((hit & 1) !== 0) break;
+    prev = w >>> 24;
+    i += 4;
+  }
+  let b = buf[i] as number;
   while (i + 1 < stop) {
     const n = buf[i + 1] as number;
     if (((bits[b | (n << 8)] as number) >> (factsAfter[prev] as number)) & 1) break;
