@@ -7,7 +7,7 @@
  * When the install fails, bench:substitute runs without it and says so.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -24,25 +24,18 @@ function loads() {
 
 if (!loads()) {
   mkdirSync(peers, { recursive: true });
-  if (!existsSync(join(peers, 'package.json'))) {
-    writeFileSync(
-      join(peers, 'package.json'),
-      '{ "name": "rampart-bench-peers", "private": true }\n',
-    );
-  }
+  // Install scripts are allowed through package.json: npm 11 refuses --allow-scripts in a
+  // project-scoped install ("EALLOWSCRIPTS"), and re2 needs its script to build.
+  writeFileSync(
+    join(peers, 'package.json'),
+    `${JSON.stringify({ name: 'rampart-bench-peers', private: true, allowScripts: { [`re2@${RE2_VERSION}`]: true } }, null, 2)}\n`,
+  );
   process.stderr.write(
     `bench: installing re2@${RE2_VERSION} into ${peers} (native build, a few minutes, once)\n`,
   );
   const install = spawnSync(
     'npm',
-    [
-      'install',
-      '--no-audit',
-      '--no-fund',
-      '--loglevel=error',
-      '--allow-scripts=re2',
-      `re2@${RE2_VERSION}`,
-    ],
+    ['install', '--no-audit', '--no-fund', '--loglevel=error', `re2@${RE2_VERSION}`],
     { cwd: peers, stdio: ['ignore', 'ignore', 'inherit'] },
   );
   if (install.status !== 0 || !loads()) {
