@@ -11,8 +11,10 @@
  * - Addresses: 1000 public addresses the rules were drawn around, so every request is looked up
  *   in every range category, compared with every pattern, counted and then passed: the slowest
  *   path through the evaluator, for every request.
- * - Snapshots of versions 1 to {@link VERSIONS}, alternately with and without one extra rule:
- *   the client starts on version 1 and is made to swap to each following version under load.
+ * - Snapshots of versions 1 to {@link VERSIONS}: versions 2 to 4 alternately add and drop one
+ *   rule (a rule change: the range tables stay the same, so the client keeps the ones it has),
+ *   version 5 changes the reputation list (a data change: its table is loaded anew). The client
+ *   starts on version 1 and is made to swap to each following version under load.
  *
  * Results are cached in `apps/client-demo/.bench-cache/` (git-ignored) under a key covering the
  * dataset versions, the snapshot schema and this module's rule additions; delete it to rebuild.
@@ -28,10 +30,18 @@ import { parseRuleSet } from '@rampart/rules-core/rules/validate';
 import { SCHEMA_VERSION } from '@rampart/rules-core/snapshot/schema';
 import { writeSnapshot } from '@rampart/rules-core/snapshot/writer';
 
-/** Bump when the rule additions below change, so cached snapshots are rebuilt. */
-const RULES_REVISION = 2;
+/** Bump when the rule additions or versions below change, so cached snapshots are rebuilt. */
+const RULES_REVISION = 3;
 /** Snapshot versions built: the first to start on, the others to swap to. */
-export const VERSIONS = 4;
+export const VERSIONS = 5;
+
+/** What changed from one version to the next. */
+export type SnapshotChange = 'rules' | 'data';
+
+/** What version `v` (>= 2) changes from version `v - 1`. */
+export function changeOf(version: number): SnapshotChange {
+  return version === VERSIONS ? 'data' : 'rules';
+}
 const PROBE_COUNT = 1000;
 
 export interface BenchData {
@@ -139,14 +149,19 @@ export async function prepareBenchData(progress: (line: string) => void): Promis
   rmSync(building, { recursive: true, force: true });
   mkdirSync(building, { recursive: true });
   let rangeCount = 0;
+  // The data change: the first reputation list without its last range.
+  const changedReputation = worst.reputation.map((list, i) =>
+    i === 0 ? { ...list, ranges: list.ranges.slice(0, -1) } : list,
+  );
   for (let version = 1; version <= VERSIONS; version++) {
     const rules = version % 2 === 1 ? rules1 : rules2;
+    const reputation = changeOf(version) === 'data' ? changedReputation : worst.reputation;
     progress(`writing snapshot version ${version} (${rules.length} rules)`);
     const summary = writeSnapshot(join(building, `v${version}.sqlite`), {
       ruleSet: parseRuleSet({ rules }),
       country: data.country,
       asn: data.asn,
-      reputation: worst.reputation,
+      reputation,
       version,
       datasets,
     });

@@ -14,9 +14,10 @@
  *    wrk runs in its own process; everything talks over 127.0.0.1. Headline figures are medians
  *    of the per-round ratios and differences (see `report.ts`).
  * 4. Swaps: under the same saturating load on the enforcing app, alternately a window without a
- *    swap (baseline) and one in which the hub publishes the next version (2, 3, 4); the app's
- *    event-loop delay histogram (`/__bench/loop-delay`, enabled by DEMO_BENCH_ENDPOINTS) gives
- *    the longest stall of each window.
+ *    swap (baseline) and one in which the hub publishes the next version: three rule changes
+ *    (2, 3, 4) and a data change (5); the app's event-loop delay histogram
+ *    (`/__bench/loop-delay`, enabled by DEMO_BENCH_ENDPOINTS) gives the longest stall of each
+ *    window.
  * 5. Print the tables and, last, one JSON line.
  *
  * Knobs (development only; published figures use the defaults): BENCH_DURATION=5 (s per
@@ -31,7 +32,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { installSnapshot } from '../waf/snapshot-dir.js';
 import { type AppProcess, startAppProcess } from './app-process.js';
-import { prepareBenchData } from './bench-data.js';
+import { changeOf, prepareBenchData } from './bench-data.js';
 import { type BenchHub, startBenchHub } from './bench-hub.js';
 import { formatReport, type Mode, type ModeRun, type SwapWindow } from './report.js';
 import { runWrk, writeWrkScript } from './wrk.js';
@@ -189,6 +190,7 @@ async function measureSwaps(
     const baseline = await loadWindow(app, script, async () => {});
     windows.push({
       version: null,
+      change: null,
       maxStallMs: baseline.maxStallMs,
       swapSeconds: null,
       evaluatorBuildMs: null,
@@ -214,6 +216,7 @@ async function measureSwaps(
     const stats = await getJson<WafStats>(`${app.url}/__bench/waf`);
     windows.push({
       version,
+      change: changeOf(version),
       maxStallMs: swap.maxStallMs,
       swapSeconds,
       evaluatorBuildMs: stats.snapshotVersion === version ? stats.sync.lastSwapMs : null,

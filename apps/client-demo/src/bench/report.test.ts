@@ -25,6 +25,7 @@ const runs: ModeRun[] = [
 
 const window = (version: number | null, maxStallMs: number): SwapWindow => ({
   version,
+  change: version === null ? null : version === 5 ? 'data' : 'rules',
   maxStallMs,
   swapSeconds: version === null ? null : 1.2,
   evaluatorBuildMs: version === null ? null : 1.5,
@@ -49,6 +50,8 @@ const input = {
     window(3, 9),
     window(null, 3),
     window(4, 30),
+    window(null, 4),
+    window(5, 25),
   ],
 };
 
@@ -65,9 +68,10 @@ describe('the bench:middleware report', () => {
   it('summarizes the swaps next to their baselines', () => {
     const s = summarize(input);
     expect(s).toMatchObject({
-      swaps: 3,
-      swaps_completed: 3,
-      swap_max_stall_ms: 12.5,
+      swaps: 4,
+      swaps_completed: 4,
+      swap_max_stall_ms: 12.5, // rule changes: 12.5, 9, 30
+      swap_data_max_stall_ms: 25,
       swap_worst_stall_ms: 30,
       baseline_max_stall_ms: 4,
     });
@@ -87,6 +91,7 @@ describe('the bench:middleware report', () => {
 
   it('warns when a swap did not happen', () => {
     const swaps = [...input.swaps.slice(0, 5), { ...window(4, 3), versionAfter: 3 }];
+    expect(formatReport({ ...input, swaps })).toContain('rule change (range tables kept): 9.0 ms');
     expect(formatReport({ ...input, swaps })).toContain('WARNING: 1 swap(s) did not complete');
   });
 

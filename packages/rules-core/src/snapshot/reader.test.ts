@@ -161,3 +161,60 @@ describe('openSnapshot', () => {
     expect(readFileSync(path).equals(before)).toBe(true);
   });
 });
+
+describe('openSnapshot with the snapshot in use (reuseTablesOf)', () => {
+  const data = {
+    country: bigCountryData(2000),
+    asn: [['198.51.100.0/24', 64500, 'Example Net'] as const],
+    reputation: { bad: ['192.0.2.0/28'] },
+  };
+
+  it('shares the range tables a rule change left as they were, and loads the rest', async () => {
+    const inUse = await openSnapshot(writeFixture(tmp.dir, { rules: RULES, ...data }, 'a.sqlite'));
+    const moreRules = [
+      { id: 'first', type: 'ip', action: 'block', ranges: ['100.64.0.0/10'] },
+      ...RULES,
+    ];
+    const next = await openSnapshot(
+      writeFixture(tmp.dir, { rules: moreRules, ...data, version: 8 }, 'b.sqlite'),
+      { reuseTablesOf: inUse },
+    );
+    expect(next.tables.country).toBe(inUse.tables.country);
+    expect(next.tables.asn).toBe(inUse.tables.asn);
+    expect(next.tables.reputation).toBe(inUse.tables.reputation);
+    expect(next.tables.ip).not.toBe(inUse.tables.ip); // the ip rules moved
+    inUse.close(); // the shared tables outlive the snapshot they were read with
+    expect(lookupV4(next.tables.country, 0x0b000105)).not.toBe(-1); // 11.0.1.5
+    expect(lookupV4(next.tables.ip, 0x64400001)).not.toBe(-1); // 100.64.0.1
+    next.close();
+  });
+
+  it('loads a table whose data changed', async () => {
+    const inUse = await openSnapshot(writeFixture(tmp.dir, { rules: RULES, ...data }, 'c.sqlite'));
+    const changed = { ...data, country: bigCountryData(1999) };
+    const next = await openSnapshot(
+      writeFixture(tmp.dir, { rules: RULES, ...changed, version: 8 }, 'd.sqlite'),
+      { reuseTablesOf: inUse },
+    );
+    expect(next.tables.country).not.toBe(inUse.tables.country);
+    expect(next.tables.asn).toBe(inUse.tables.asn);
+    expect(lookupV4(next.tables.country, 0x0b07cf05)).toBe(-1); // 11.7.207.5: the 2000th range, gone
+    expect(lookupV4(inUse.tables.country, 0x0b07cf05)).not.toBe(-1);
+    inUse.close();
+    next.close();
+  });
+
+  it('loads every table of a file written without digests', async () => {
+    const inUse = await openSnapshot(writeFixture(tmp.dir, { rules: RULES, ...data }, 'e.sqlite'));
+    const path = writeFixture(tmp.dir, { rules: RULES, ...data, version: 8 }, 'f.sqlite');
+    const db = new Database(path);
+    db.prepare("DELETE FROM meta WHERE key LIKE 'table_sha256:%'").run();
+    db.close();
+    const next = await openSnapshot(path, { reuseTablesOf: inUse });
+    expect(next.tableDigests.country).toBeNull();
+    expect(next.tables.country).not.toBe(inUse.tables.country);
+    expect(next.tables.country.v4Starts).toEqual(inUse.tables.country.v4Starts);
+    inUse.close();
+    next.close();
+  });
+});

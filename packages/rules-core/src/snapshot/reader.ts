@@ -8,7 +8,8 @@
  *
  * Loading must not stall the event loop of the server doing it: ranges are copied block by block
  * with a turn of the event loop between blocks, and the integrity check (which reads the whole
- * file) runs on a worker thread at the same time.
+ * file) runs on a worker thread at the same time. A range table whose digest equals that of the
+ * same table in the snapshot in use (`reuseTablesOf`) is not read at all: the arrays are shared.
  */
 import { closeSync, openSync, readSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -18,7 +19,13 @@ import Database from 'better-sqlite3';
 import { BucketIndexBuilder, type RangeTable } from '../ip/range-table.js';
 import type { Rule } from '../rules/model.js';
 import { describeIssues, RuleListParser } from '../rules/validate.js';
-import { META, RANGE_CATEGORIES, type RangeCategory, SCHEMA_VERSION } from './schema.js';
+import {
+  META,
+  RANGE_CATEGORIES,
+  type RangeCategory,
+  SCHEMA_VERSION,
+  tableDigestKey,
+} from './schema.js';
 import { TurnBudget } from './turn-budget.js';
 
 export type SnapshotOpenFailure =
@@ -48,6 +55,8 @@ export interface SnapshotInfo {
   readonly rangeCount: number;
   readonly storedRangeCount: number;
   readonly datasets: Readonly<Record<string, string>>;
+  /** SHA-256 of each range table as the writer recorded it; null in files written without. */
+  readonly tableDigests: Readonly<Record<RangeCategory, string | null>>;
 }
 
 export interface Snapshot extends SnapshotInfo {
@@ -65,6 +74,12 @@ export interface Snapshot extends SnapshotInfo {
 export interface OpenSnapshotOptions {
   /** Run `PRAGMA quick_check` (default true). Only tests of the loader itself turn it off. */
   readonly integrityCheck?: boolean;
+  /**
+   * The snapshot in use, whose range tables may be shared where the new file's are the same
+   * (equal digests): a rule-only change then loads no ranges and allocates no new table memory.
+   * Tables are immutable, so sharing is safe, and they outlive `close()` of either snapshot.
+   */
+  readonly reuseTablesOf?: Snapshot;
 }
 
 const SQLITE_MAGIC = 'SQLite format 3\0';
@@ -86,7 +101,7 @@ export async function openSnapshot(
     db = new Database(path, { readonly: true, fileMustExist: true });
     const info = readInfo(db, path);
     const rules = await readRules(db, path, budget);
-    const tables = await readTables(db, budget);
+    const tables = await readTables(db, budget, info, options.reuseTablesOf);
     const verdict = await integrity;
     if (verdict !== 'ok')
       throw new SnapshotOpenError(path, 'corrupt', `integrity check failed: ${verdict}`);
@@ -195,6 +210,9 @@ function readInfo(db: Database.Database, path: string): SnapshotInfo {
     rangeCount: number(META.rangeCount),
     storedRangeCount: number(META.storedRangeCount),
     datasets: JSON.parse(meta.get(META.datasets) ?? '{}') as Record<string, string>,
+    tableDigests: Object.fromEntries(
+      RANGE_CATEGORIES.map((category) => [category, meta.get(tableDigestKey(category)) ?? null]),
+    ) as Record<RangeCategory, string | null>,
   };
 }
 
@@ -248,6 +266,8 @@ function copyInto(target: Uint32Array, at: number, source: Buffer): void {
 async function readTables(
   db: Database.Database,
   budget: TurnBudget,
+  info: SnapshotInfo,
+  previous: Snapshot | undefined,
 ): Promise<Record<RangeCategory, RangeTable>> {
   const totals = db
     .prepare('SELECT category, family, SUM(count) AS n FROM range_blocks GROUP BY category, family')
@@ -260,6 +280,11 @@ async function readTables(
   const setsRow = db.prepare('SELECT count, offsets, labels FROM label_sets WHERE category = ?');
   const tables = {} as Record<RangeCategory, RangeTable>;
   for (const category of RANGE_CATEGORIES) {
+    const digest = info.tableDigests[category];
+    if (previous && digest !== null && previous.tableDigests[category] === digest) {
+      tables[category] = previous.tables[category];
+      continue;
+    }
     await budget.yield();
     const sets = readLabelSets(
       setsRow.get(category) as { count: number; offsets: Buffer; labels: Buffer } | undefined,

@@ -88,3 +88,12 @@ export const META = {
   storedRangeCount: 'stored_range_count',
   datasets: 'datasets',
 } as const;
+
+/**
+ * The meta key holding the SHA-256 of a category's range table (see `table-digest.ts`). Optional:
+ * a file without it is loaded in full, and readers that do not know it ignore it, so it needs no
+ * schema version of its own.
+ */
+export function tableDigestKey(category: RangeCategory): string {
+  return `table_sha256:${category}`;
+}

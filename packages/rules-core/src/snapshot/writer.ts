@@ -20,7 +20,9 @@ import {
   RANGE_BLOCK_SIZE,
   type RangeCategory,
   SCHEMA_VERSION,
+  tableDigestKey,
 } from './schema.js';
+import { tableDigest } from './table-digest.js';
 
 export interface SnapshotInput {
   /** A rule set as returned by `parseRuleSet` (already validated). */
@@ -221,6 +223,7 @@ function writeMeta(
     String(categories.reduce((n, c) => n + rangeCount(c.table), 0)),
   );
   insert.run(META.datasets, JSON.stringify(input.datasets ?? {}));
+  for (const c of categories) insert.run(tableDigestKey(c.category), tableDigest(c.table));
 }
 
 function writeRules(db: Database.Database, ruleSet: RuleSet): void {

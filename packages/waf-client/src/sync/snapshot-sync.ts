@@ -8,8 +8,9 @@
  * - Schedule: a poll every `syncIntervalMs` ±20% jitter, plus one after every
  *   `syncEveryRequests` requests (at most one per second). Polls never overlap.
  * - A new version is downloaded and verified (see `snapshot-download.ts`), opened with
- *   `openSnapshot` (SQLite magic, quick_check, schema version, rules), renamed to its content
- *   address, recorded in `current.json` and swapped in. Old files beyond the retention count are
+ *   `openSnapshot` (SQLite magic, quick_check, schema version, rules; range tables equal to those
+ *   in use are shared, not loaded again), renamed to its content address, recorded in
+ *   `current.json` and swapped in. Old files beyond the retention count are
  *   pruned.
  * - Any failure keeps the snapshot in use, is counted and logged (throttled), and the next poll
  *   waits with exponential backoff and full jitter (from min(1 s, interval) up to
@@ -231,7 +232,9 @@ export class SnapshotSync {
   private async open(path: string, expectedVersion: number | null): Promise<Snapshot> {
     let snapshot: Snapshot;
     try {
-      snapshot = await openSnapshot(path);
+      // Range tables the new file shares with the snapshot in use (a rule-only change) are not
+      // loaded again: no new table memory, so no garbage-collection pause under load.
+      snapshot = await openSnapshot(path, { reuseTablesOf: this.active.current?.snapshot });
     } catch (error) {
       if (error instanceof SnapshotOpenError) this.stats.sync.rejected[error.reason]++;
       throw error;
