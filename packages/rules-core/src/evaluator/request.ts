@@ -135,7 +135,9 @@ export class RequestView {
   private uaLower: string | undefined;
   private hostValue: string | undefined;
   private methodValue: string | undefined;
-  private headersLower: Map<string, string> | undefined;
+  /** Lower-cased header values as `[name, value, name, value, ...]`; the first `headersLowerUsed` count. */
+  private readonly headersLower: (string | undefined)[] = [];
+  private headersLowerUsed = 0;
 
   constructor(public request: RequestInfo) {}
 
@@ -152,7 +154,7 @@ export class RequestView {
     this.uaLower = undefined;
     this.hostValue = undefined;
     this.methodValue = undefined;
-    this.headersLower?.clear();
+    this.headersLowerUsed = 0;
     return this;
   }
 
@@ -200,14 +202,18 @@ export class RequestView {
     return this.request.headers[name];
   }
 
-  /** A header's value in lower case, computed once per request and name. */
+  /**
+   * A header's value in lower case, computed once per request and name. A flat array, not a map:
+   * a request's rules name a handful of headers, and clearing it per request allocates nothing.
+   */
   headerLowerCase(name: string): string | undefined {
-    if (this.headersLower === undefined) this.headersLower = new Map();
-    let value = this.headersLower.get(name);
-    if (value === undefined) {
-      value = this.request.headers[name]?.toLowerCase();
-      if (value !== undefined) this.headersLower.set(name, value);
-    }
+    const cache = this.headersLower;
+    const used = this.headersLowerUsed;
+    for (let i = 0; i < used; i += 2) if (cache[i] === name) return cache[i + 1];
+    const value = this.request.headers[name]?.toLowerCase();
+    cache[used] = name;
+    cache[used + 1] = value;
+    this.headersLowerUsed = used + 2;
     return value;
   }
 }
