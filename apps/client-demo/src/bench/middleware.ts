@@ -22,7 +22,9 @@
  *
  * Knobs (development only; published figures use the defaults): BENCH_DURATION=5 (s per
  * saturated run), BENCH_SINGLE_DURATION=3, BENCH_WARMUP=1, BENCH_ROUNDS=6,
- * BENCH_CONNECTIONS=16, BENCH_SWAP_WINDOW=8.
+ * BENCH_CONNECTIONS=16, BENCH_SWAP_WINDOW=8. BENCH_ADDRESS_MEMO=0 turns the client's memo of
+ * recent addresses off: the 1000 addresses fit in it, so by default range lookups are mostly
+ * remembered, as they are for returning visitors; with 0 every request searches the tables.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -116,6 +118,10 @@ async function startApp(
     RAMPART_TRUSTED_PROXIES: '127.0.0.1',
     // Poll every second so the swap starts promptly once the hub publishes version 2.
     RAMPART_SYNC_INTERVAL_MS: '1000',
+    // BENCH_ADDRESS_MEMO=0: every request searches the range tables (no address remembered).
+    ...(process.env.BENCH_ADDRESS_MEMO
+      ? { RAMPART_ADDRESS_MEMO: process.env.BENCH_ADDRESS_MEMO }
+      : {}),
   });
 }
 

@@ -51,8 +51,8 @@ export interface EvaluatorOptions {
    */
   readonly rateLimiter?: RateLimiter;
   /**
-   * Client addresses whose range results are remembered (default 16 384, about 1.5 MB; 0 turns
-   * the memo off). See {@link RecentAddresses}: under load it saves most of the range stage's
+   * Client addresses whose range results are remembered (default 16 384, about 1.5 MB; 0 or 1
+   * turns the memo off). See {@link RecentAddresses}: under load it saves most of the range stage's
    * cost for addresses that come back, and a flood of new ones cannot grow it.
    */
   readonly addressMemo?: number;
@@ -145,7 +145,7 @@ export class Evaluator {
     this.passDecision = Object.freeze(this.decision('pass', 'enforce', null, null, null));
     this.limiter = options.rateLimiter ?? new SlidingWindowLimiter();
     const memo = options.addressMemo ?? DEFAULT_ADDRESS_MEMO;
-    this.recentAddresses = memo === 0 ? null : new RecentAddresses(memo);
+    this.recentAddresses = memo < 2 ? null : new RecentAddresses(memo);
     this.rules = snapshot.rules.map((rule, position) => ({
       rule,
       position,

@@ -33,6 +33,7 @@ describe('resolveConfig', () => {
       reportQueueSize: 10_000,
       passSampleRate: 0.01,
       mode: 'enforce',
+      addressMemo: 16_384,
     });
     expect(config.instanceId).toMatch(new RegExp(`:${process.pid}$`));
   });
@@ -55,6 +56,7 @@ describe('resolveConfig', () => {
       RAMPART_MODE: 'monitor',
       RAMPART_REPORT_URL: 'https://reports.example/in',
       RAMPART_INSTANCE_ID: 'web-1',
+      RAMPART_ADDRESS_MEMO: '0',
     };
     expect(resolveConfig({ env })).toMatchObject({
       hubUrl: 'https://hub.example',
@@ -71,6 +73,7 @@ describe('resolveConfig', () => {
       mode: 'monitor',
       reportUrl: 'https://reports.example/in',
       instanceId: 'web-1',
+      addressMemo: 0,
     });
     expect(resolveConfig({ env, mode: 'enforce', syncIntervalMs: 5000 })).toMatchObject({
       mode: 'enforce',

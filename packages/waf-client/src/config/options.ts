@@ -8,6 +8,7 @@
  * rather than misbehaving later. The site key is never part of an error message.
  */
 import { hostname } from 'node:os';
+import { DEFAULT_ADDRESS_MEMO } from '@rampart/rules-core/evaluator/evaluator';
 import { parseIpRange } from '@rampart/rules-core/ip/range';
 import type { RampartLogger } from '../logging/logger.js';
 
@@ -69,6 +70,11 @@ export interface RampartOptions {
   readonly reportMaxAttempts?: number;
   /** Rate-limit keys held per process; least recently used are evicted (RAMPART_RATE_LIMIT_CAPACITY, default 100000). */
   readonly rateLimitCapacity?: number;
+  /**
+   * Client addresses whose range lookups the evaluator remembers, per snapshot
+   * (RAMPART_ADDRESS_MEMO, default 16384, about 1.5 MB; 0 turns it off).
+   */
+  readonly addressMemo?: number;
   /** Snapshot files kept in the data directory besides the current one (RAMPART_SNAPSHOT_RETENTION, default 3). */
   readonly snapshotRetention?: number;
   /** Longest `close()` spends flushing reports (RAMPART_CLOSE_TIMEOUT_MS, default 5000). */
@@ -98,6 +104,7 @@ export interface RampartConfig {
   readonly syncBackoffMaxMs: number;
   readonly reportMaxAttempts: number;
   readonly rateLimitCapacity: number;
+  readonly addressMemo: number;
   readonly snapshotRetention: number;
   readonly closeTimeoutMs: number;
 }
@@ -245,6 +252,14 @@ export function resolveConfig(options: RampartOptions = {}): RampartConfig {
       100_000,
       1,
       100_000_000,
+    ),
+    addressMemo: read.integer(
+      'addressMemo',
+      'RAMPART_ADDRESS_MEMO',
+      options.addressMemo,
+      DEFAULT_ADDRESS_MEMO,
+      0,
+      10_000_000,
     ),
     snapshotRetention: read.integer(
       'snapshotRetention',

@@ -26,7 +26,10 @@ export class ActiveSnapshot {
   lastSwapMs = 0;
   private closed = false;
 
-  constructor(private readonly limits: SharedRateLimits) {}
+  constructor(
+    private readonly limits: SharedRateLimits,
+    private readonly addressMemo: number,
+  ) {}
 
   /** Builds the evaluator for an opened, verified snapshot and makes it current. */
   install(snapshot: Snapshot, sha256: string): InstalledSnapshot {
@@ -37,6 +40,7 @@ export class ActiveSnapshot {
     const started = performance.now();
     const evaluator = new Evaluator(snapshot, {
       rateLimiter: this.limits.forEvaluator(),
+      addressMemo: this.addressMemo,
     });
     const installed: InstalledSnapshot = { evaluator, snapshot, sha256, version: snapshot.version };
     const previous = this.current;
