@@ -29,7 +29,8 @@ import { describeError, type GuardedLogger } from '../logging/logger.js';
 import { backoffDelay, jittered } from '../retry/backoff.js';
 import type { Stats } from '../stats/stats.js';
 import type { ActiveSnapshot } from './active-snapshot.js';
-import { DownloadError, pollHub } from './snapshot-download.js';
+import { PollWorker } from './poll-worker.js';
+import { DownloadError } from './snapshot-download.js';
 import { type SnapshotStore, siteFingerprint } from './snapshot-store.js';
 
 const MIN_NUDGE_SPACING_MS = 1000;
@@ -43,6 +44,8 @@ export class SnapshotSync {
   private stopped = false;
   private readonly abort = new AbortController();
   private readonly site: string;
+  /** Polls and downloads run off the main thread (see `poll-worker.ts`). */
+  private readonly poller: PollWorker;
 
   constructor(
     private readonly config: RampartConfig,
@@ -52,6 +55,7 @@ export class SnapshotSync {
     private readonly logger: GuardedLogger,
   ) {
     this.site = siteFingerprint(config.siteKey);
+    this.poller = new PollWorker(store.dataDir);
   }
 
   /**
@@ -90,6 +94,7 @@ export class SnapshotSync {
     clearTimeout(this.timer);
     this.abort.abort();
     await this.running;
+    await this.poller.close();
   }
 
   private schedule(): void {
@@ -124,18 +129,15 @@ export class SnapshotSync {
     this.lastPollAt = Date.now();
     const current = this.active.current;
     try {
-      const result = await pollHub(
-        {
-          hubUrl: this.config.hubUrl,
-          siteKey: this.config.siteKey,
-          instanceId: this.config.instanceId,
-          current: current ? { sha256: current.sha256, version: current.version } : null,
-          idleTimeoutMs: this.config.syncTimeoutMs,
-          userAgent: USER_AGENT,
-          signal: this.abort.signal,
-        },
-        this.store,
-      );
+      const result = await this.poller.poll({
+        hubUrl: this.config.hubUrl,
+        siteKey: this.config.siteKey,
+        instanceId: this.config.instanceId,
+        current: current ? { sha256: current.sha256, version: current.version } : null,
+        idleTimeoutMs: this.config.syncTimeoutMs,
+        userAgent: USER_AGENT,
+        signal: this.abort.signal,
+      });
       switch (result.kind) {
         case 'not_modified':
           break;

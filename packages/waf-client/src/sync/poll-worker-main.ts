@@ -1,0 +1,49 @@
+/**
+ * The worker thread of {@link PollWorker} (`poll-worker.ts`): runs `pollHub` for each request
+ * the main thread posts and posts the result back. Its own heap takes the download's garbage.
+ *
+ * Messages in: `{ rampartPoll: id, request }` (a PollRequest without its signal) and
+ * `{ rampartAbort: id }`. Out: `{ rampartPoll: id, result }` or `{ rampartPoll: id, error }`.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { GuardedLogger } from '../logging/logger.js';
+import { DownloadError, type PollRequest, pollHub } from './snapshot-download.js';
+import { SnapshotStore } from './snapshot-store.js';
+
+interface Data {
+  readonly dataDir: string;
+}
+
+type Incoming =
+  | { readonly rampartPoll: number; readonly request: Omit<PollRequest, 'signal'> }
+  | { readonly rampartAbort: number };
+
+const port = parentPort;
+if (port === null) throw new Error('poll-worker-main runs as a worker thread only');
+
+// pollHub only names paths and checks for files: the store logs nothing here.
+const silent = { info() {}, warn() {}, error() {} };
+const store = new SnapshotStore((workerData as Data).dataDir, new GuardedLogger(silent, ''));
+const running = new Map<number, AbortController>();
+
+port.on('message', (message: Incoming) => {
+  if ('rampartAbort' in message) {
+    running.get(message.rampartAbort)?.abort();
+    return;
+  }
+  const id = message.rampartPoll;
+  const controller = new AbortController();
+  running.set(id, controller);
+  pollHub({ ...message.request, signal: controller.signal }, store).then(
+    (result) => port.postMessage({ rampartPoll: id, result }),
+    (error: unknown) =>
+      port.postMessage({
+        rampartPoll: id,
+        error: {
+          message: error instanceof Error ? error.message : String(error),
+          download: error instanceof DownloadError,
+        },
+      }),
+  );
+  controller.signal.addEventListener('abort', () => running.delete(id), { once: true });
+});
