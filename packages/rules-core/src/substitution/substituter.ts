@@ -102,10 +102,11 @@ export class Substituter {
   private saved: DfaState | undefined;
   private generation: number;
   /**
-   * Start positions of the live groups of partial matches (see LazyDfa). Kept at least as long
-   * as any built state needs, so the scanning loop never grows it (that would deoptimise it).
+   * Start positions of the live groups of partial matches (see LazyDfa). A typed array, kept at
+   * least as long as any built state needs: the scanning loop never grows it or changes its
+   * elements kind (either would deoptimise the loop).
    */
-  private readonly regs: number[] = [0];
+  private regs = new Float64Array(8);
   /** The DFA's idle-state skip tables (undefined: no skipping). */
   private readonly skip: SkipTables | undefined;
   /** Earliest position whose consumption requires the buffer-limit check. */
@@ -296,7 +297,7 @@ export class Substituter {
     }
     while (this.scanPos < this.bufEnd && !this.passthrough) {
       const base = this.bufStart;
-      while (this.regs.length < dfa.maxOlderGroups) this.regs.push(0);
+      this.growRegs();
       if (this.wordsOf !== this.buf) {
         this.words = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
         this.wordsOf = this.buf;
@@ -325,6 +326,15 @@ export class Substituter {
     }
   }
 
+  /** Makes `regs` as long as the largest built state needs. */
+  private growRegs(): void {
+    const need = this.set.dfa.maxOlderGroups;
+    if (this.regs.length >= need) return;
+    const grown = new Float64Array(Math.max(need, this.regs.length * 2));
+    grown.set(this.regs);
+    this.regs = grown;
+  }
+
   /** Consumes one byte through the slow path: builds, records matches, moves registers. */
   private step(byte: number): void {
     const dfa = this.set.dfa;
@@ -340,6 +350,7 @@ export class Substituter {
     }
     const target = t >> 3;
     const p = this.scanPos;
+    this.growRegs();
     const flags = dfa.flags[(target / dfa.stride) | 0] as number;
     if ((flags & HAS_MATCH) !== 0) this.recordMatch(target, p);
     if (action === ACTION_PUSH) {
@@ -648,7 +659,7 @@ function runDfa(
   base: number,
   s: number,
   dfa: CompiledRuleSet['dfa'],
-  regs: number[],
+  regs: Float64Array,
   deadline: number,
   maxBuffered: number,
   skip: SkipTables | undefined,
