@@ -679,6 +679,7 @@ function runDfa(
   // Skipping lands in idle states by their facts: every one must exist in this cache generation
   // (no state is built while this loop runs, so checking once is enough).
   const tables = skip !== undefined && idlesBuilt(skip.facts, idles) ? skip : undefined;
+  const bits = skip !== undefined ? skip.pairBits : factsAfter;
   while (i < stop) {
     const at = s + (classes[buf[i] as number] as number);
     const t = trans[at] as number;
@@ -695,15 +696,29 @@ function runDfa(
         // A partial match starts here, after older live ones.
         regs[acts[at] as number] = i + base;
       } else if (code === TO_IDLE) {
-        if (tables !== undefined && i + 2 < stop) {
-          // Back in an idle state: skip every position where no match can start.
+        if (tables !== undefined) {
+          // Back in an idle state: skip every position where no match can start (the facts at
+          // a position come from the byte before it). Short stretches, common in dense text,
+          // are skipped here: a call costs more than a few positions; long ones go to
+          // skipPositions, four positions per read.
+          s = t >> 3;
           i++;
-          const skipped = skipPositions(buf, words, i, stop, tables, factsAfter);
-          if (skipped !== i) {
-            i = skipped;
+          let at = i;
+          let prev = buf[i - 1] as number;
+          const near = Math.min(stop - 1, i + 8);
+          while (at < near) {
+            const b = buf[at] as number;
+            const pair = b | ((buf[at + 1] as number) << 8);
+            if (((bits[pair] as number) >> (factsAfter[prev] as number)) & 1) break;
+            prev = b;
+            at++;
+          }
+          if (at === near && at + 1 < stop) {
+            at = skipPositions(buf, words, at, stop, tables, factsAfter);
+          }
+          if (at !== i) {
+            i = at;
             s = idles[factsAfter[buf[i - 1] as number] as number] as number;
-          } else {
-            s = t >> 3;
           }
           continue;
         }
