@@ -102,11 +102,13 @@ export class Substituter {
   private saved: DfaState | undefined;
   private generation: number;
   /**
-   * Start positions of the live groups of partial matches (see LazyDfa). A typed array, kept at
-   * least as long as any built state needs: the scanning loop never grows it or changes its
-   * elements kind (either would deoptimise the loop).
+   * Start positions of the live groups of partial matches (see LazyDfa), relative to
+   * `bufStart` (moved with it), so that they are small integers like the loop's indices. Kept
+   * at least as long as any built state needs: the scanning loop never grows it (that would
+   * change its elements kind and deoptimise the loop). Not an array literal: those start with
+   * copy-on-write elements, and the loop's first store would deoptimise it too.
    */
-  private regs = new Float64Array(8);
+  private readonly regs: number[] = Array.from({ length: 4 }, () => 0);
   /** The DFA's idle-state skip tables (undefined: no skipping). */
   private readonly skip: SkipTables | undefined;
   /** Earliest position whose consumption requires the buffer-limit check. */
@@ -234,7 +236,7 @@ export class Substituter {
       // Nothing held: scan the caller's chunk in place.
       this.contextByte = this.byteBefore(this.bufEnd);
       this.buf = chunk;
-      this.bufStart = this.bufEnd;
+      this.moveBufStart(this.bufEnd);
     } else {
       const held = this.bufEnd - this.bufStart;
       const need = held + chunk.length;
@@ -257,7 +259,7 @@ export class Substituter {
     if (held === 0) {
       this.contextByte = this.byteBefore(this.bufEnd);
       this.buf = EMPTY;
-      this.bufStart = this.bufEnd;
+      this.moveBufStart(this.bufEnd);
       return;
     }
     const from = this.emitPos - this.bufStart;
@@ -266,7 +268,7 @@ export class Substituter {
       if (from > 0 && from >= held) {
         this.contextByte = this.byteBefore(this.emitPos);
         this.window.copyWithin(0, from, from + held);
-        this.bufStart = this.emitPos;
+        this.moveBufStart(this.emitPos);
       }
       return;
     }
@@ -274,7 +276,17 @@ export class Substituter {
     if (this.window.length < held) this.window = Buffer.allocUnsafeSlow(Math.max(held * 2, 4096));
     this.window.set(this.buf.subarray(from, from + held), 0);
     this.buf = this.window;
-    this.bufStart = this.emitPos;
+    this.moveBufStart(this.emitPos);
+  }
+
+  /** Sets `bufStart`, keeping the registers (relative to it) pointing at the same bytes. */
+  private moveBufStart(pos: number): void {
+    const delta = pos - this.bufStart;
+    if (delta !== 0) {
+      const regs = this.regs;
+      for (let k = 0; k < regs.length; k++) regs[k] = (regs[k] as number) - delta;
+    }
+    this.bufStart = pos;
   }
 
   /** The byte at absolute position `pos - 1`, or -1 at the start of the body. */
@@ -326,13 +338,10 @@ export class Substituter {
     }
   }
 
-  /** Makes `regs` as long as the largest built state needs. */
+  /** Makes `regs` as long as the largest built state needs (by `push`: never holey). */
   private growRegs(): void {
-    const need = this.set.dfa.maxOlderGroups;
-    if (this.regs.length >= need) return;
-    const grown = new Float64Array(Math.max(need, this.regs.length * 2));
-    grown.set(this.regs);
-    this.regs = grown;
+    const regs = this.regs;
+    while (regs.length < this.set.dfa.maxOlderGroups) regs.push(0);
   }
 
   /** Consumes one byte through the slow path: builds, records matches, moves registers. */
@@ -354,12 +363,12 @@ export class Substituter {
     const flags = dfa.flags[(target / dfa.stride) | 0] as number;
     if ((flags & HAS_MATCH) !== 0) this.recordMatch(target, p);
     if (action === ACTION_PUSH) {
-      this.regs[dfa.olderGroupsAt(target) - 1] = p;
+      this.regs[dfa.olderGroupsAt(target) - 1] = p - this.bufStart;
     } else if (action !== ACTION_NONE) {
       const origins = dfa.actions[action] as Int32Array;
       for (let i = 0; i < origins.length; i++) {
         const o = origins[i] as number;
-        this.regs[i] = o >= 0 ? (this.regs[o] as number) : p;
+        this.regs[i] = o >= 0 ? (this.regs[o] as number) : p - this.bufStart;
       }
     }
     this.state = target;
@@ -404,7 +413,7 @@ export class Substituter {
     const dfa = this.set.dfa;
     const reg = dfa.matchRegAt(target);
     this.mRule = dfa.matchRuleAt(target);
-    this.mStart = reg >= 0 ? (this.regs[reg] as number) : p;
+    this.mStart = reg >= 0 ? (this.regs[reg] as number) + this.bufStart : p;
     this.mEnd = p;
   }
 
@@ -413,7 +422,7 @@ export class Substituter {
     let earliest = this.scanPos;
     if (this.mRule >= 0) earliest = Math.min(earliest, this.mStart);
     if (this.set.dfa.olderGroupsAt(this.state) > 0) {
-      earliest = Math.min(earliest, this.regs[0] as number);
+      earliest = Math.min(earliest, (this.regs[0] as number) + this.bufStart);
     }
     return earliest;
   }
@@ -504,7 +513,7 @@ export class Substituter {
       const eoi = dfa.eoi(this.state);
       if (eoi.rule >= 0) {
         this.mRule = eoi.rule;
-        this.mStart = eoi.reg >= 0 ? (this.regs[eoi.reg] as number) : this.scanPos;
+        this.mStart = eoi.reg >= 0 ? (this.regs[eoi.reg] as number) + this.bufStart : this.scanPos;
         this.mEnd = this.scanPos;
       }
       if (this.mRule < 0) return;
@@ -659,7 +668,7 @@ function runDfa(
   base: number,
   s: number,
   dfa: CompiledRuleSet['dfa'],
-  regs: Float64Array,
+  regs: number[],
   deadline: number,
   maxBuffered: number,
   skip: SkipTables | undefined,
@@ -691,10 +700,10 @@ function runDfa(
         matchAt = i;
       } else if (code === PUSH_FIRST) {
         // A partial match starts here and is the only live one.
-        regs[0] = i + base;
+        regs[0] = i;
       } else if (code === PUSH_ONLY) {
         // A partial match starts here, after older live ones.
-        regs[acts[at] as number] = i + base;
+        regs[acts[at] as number] = i;
       } else if (code === TO_IDLE) {
         if (tables !== undefined) {
           // Back in an idle state: skip every position where no match can start (the facts at
@@ -735,7 +744,7 @@ function runDfa(
         const rule = dfa.ruleOf[id] as number;
         const reg = dfa.regOf[id] as number;
         // Registers only move on slow transitions, which end this loop: still the match's.
-        const matchStart = reg >= 0 ? (regs[reg] as number) - base : matchEnd;
+        const matchStart = reg >= 0 ? (regs[reg] as number) : matchEnd;
         if (matchStart === matchEnd || inline[rule] !== 1 || queued === matchQueue.length) break;
         const restart = idles[factsAfter[buf[matchEnd - 1] as number] as number] as number;
         if (restart < 0) break;
