@@ -144,6 +144,12 @@ function quickCheckOnWorker(path: string): Promise<string> {
   const driver = createRequire(import.meta.url).resolve('better-sqlite3');
   const source = `
     const { parentPort, workerData } = require('node:worker_threads');
+    const os = require('node:os');
+    // Background work: on Linux the nice value is per thread, so this thread alone yields the CPU
+    // to the server's requests (elsewhere it would lower the whole process: left alone).
+    if (process.platform === 'linux') {
+      try { os.setPriority(os.constants.priority.PRIORITY_BELOW_NORMAL); } catch {}
+    }
     const Database = require(workerData.driver);
     let verdict;
     try {

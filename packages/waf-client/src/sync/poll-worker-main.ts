@@ -5,6 +5,7 @@
  * Messages in: `{ rampartPoll: id, request }` (a PollRequest without its signal) and
  * `{ rampartAbort: id }`. Out: `{ rampartPoll: id, result }` or `{ rampartPoll: id, error }`.
  */
+import { constants, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { GuardedLogger } from '../logging/logger.js';
 import { DownloadError, type PollRequest, pollHub } from './snapshot-download.js';
@@ -20,6 +21,17 @@ type Incoming =
 
 const port = parentPort;
 if (port === null) throw new Error('poll-worker-main runs as a worker thread only');
+
+// A download is background work: on a busy host it should take CPU the app's requests do not
+// need. On Linux the nice value belongs to the thread, so this lowers this thread only; elsewhere
+// it would lower the whole process, so it is left alone there.
+if (process.platform === 'linux') {
+  try {
+    setPriority(constants.priority.PRIORITY_BELOW_NORMAL);
+  } catch {
+    // not permitted (some containers): the download runs at normal priority
+  }
+}
 
 // pollHub only names paths and checks for files: the store logs nothing here.
 const silent = { info() {}, warn() {}, error() {} };

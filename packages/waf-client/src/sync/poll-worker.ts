@@ -5,7 +5,9 @@
  * process. On the main thread every chunk is a new off-heap buffer, and that much of them makes
  * V8 run major garbage collections of 5-20 ms while the download is under way: pauses that every
  * request in flight waits through. On a worker thread the chunks live and die in the worker's
- * own heap; the main thread only exchanges two small messages per poll.
+ * own heap; the main thread only exchanges two small messages per poll. On Linux the worker
+ * thread also lowers its own scheduling priority, so on a saturated host the download takes the
+ * CPU that requests leave.
  *
  * The worker is started on the first poll and kept; it holds the process open only while a poll
  * is in flight, as the request itself would on the main thread. If it dies, the polls in flight fail with a {@link DownloadError} and the next poll
