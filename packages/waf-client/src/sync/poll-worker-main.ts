@@ -38,6 +38,12 @@ const silent = { info() {}, warn() {}, error() {} };
 const store = new SnapshotStore((workerData as Data).dataDir, new GuardedLogger(silent, ''));
 const running = new Map<number, AbortController>();
 
+// Node loads fetch's implementation on its first call: do it now, while no poll waits on it.
+void fetch('data:,').then(
+  (response) => response.arrayBuffer(),
+  () => undefined,
+);
+
 port.on('message', (message: Incoming) => {
   if ('rampartAbort' in message) {
     running.get(message.rampartAbort)?.abort();

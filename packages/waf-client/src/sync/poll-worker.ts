@@ -65,6 +65,14 @@ export class PollWorker {
     });
   }
 
+  /**
+   * Starts the worker ahead of the first poll, so that its start-up (a thread, modules, the
+   * HTTP client) is not paid inside the first poll's idle timeout. It stays unreferenced.
+   */
+  warm(): void {
+    this.start();
+  }
+
   /** Stops the worker; polls still in flight fail. */
   async close(): Promise<void> {
     const worker = this.worker;
@@ -75,7 +83,7 @@ export class PollWorker {
   private start(): Worker {
     if (this.worker) return this.worker;
     const worker = new Worker(WORKER_MAIN, { workerData: { dataDir: this.dataDir } });
-    worker.unref();
+    if (this.pending.size === 0) worker.unref();
     worker.on('message', (message: unknown) => this.settle(message));
     const failAll = (why: string) => {
       if (this.worker === worker) this.worker = undefined;

@@ -98,7 +98,8 @@ describe('snapshot sync', () => {
   it('swaps in a new version while serving requests', async () => {
     const hub = await hubWith(V1);
     const c = client({ hubUrl: hub.url, syncIntervalMs: 150 });
-    await c.rampart.ready();
+    // ready() also resolves when the first poll fails (a loaded machine); the swap needs V1 in use
+    await eventually('version 1', () => c.rampart.stats().snapshotVersion === 1);
     const app = await startApp(c.rampart);
     cleanup.push(() => app.close());
     expect((await call(app.port, '/v2-only')).status).toBe(200);

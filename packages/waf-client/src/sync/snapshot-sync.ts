@@ -63,6 +63,7 @@ export class SnapshotSync {
    * starts the schedule. Resolves when a snapshot is in use or the first poll failed; never rejects.
    */
   async start(): Promise<void> {
+    this.poller.warm(); // the worker boots while the data directory is prepared and read
     try {
       await this.store.prepare();
       await this.loadFromDisk();
