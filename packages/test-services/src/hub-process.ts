@@ -13,12 +13,12 @@
  * through `enableShutdownHooks`) and SIGKILL after a grace period. Standard output and error are
  * collected, so tests can assert what was (never) logged, such as a secret.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { delay, findFreePort } from './free-port.js';
+import { spawnNode } from './node-process.js';
 
 const START_TIMEOUT_MS = 45_000;
 const STOP_GRACE_MS = 10_000;
@@ -92,29 +92,12 @@ export async function startHub(options: HubOptions): Promise<HubProcess> {
   const ownDir = options.dataDir === undefined;
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'rampart-hub-'));
   const adminToken = options.adminToken ?? randomToken();
-  const child = spawn(process.execPath, [options.main], {
-    env: hubEnvironment(options, port, dataDir, adminToken),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const collect = (chunk: Buffer) => {
-    output += chunk.toString('utf8');
-  };
-  child.stdout?.on('data', collect);
-  child.stderr?.on('data', collect);
-  const killOnExit = () => child.kill('SIGKILL');
-  process.on('exit', killOnExit);
-  const exited = new Promise<number | null>((resolve) => {
-    child.once('exit', (code) => {
-      process.removeListener('exit', killOnExit);
-      resolve(code);
-    });
-  });
+  const hub = spawnNode(options.main, hubEnvironment(options, port, dataDir, adminToken));
   const url = `http://127.0.0.1:${port}`;
 
   let stopping: Promise<number | null> | undefined;
   const stop = () => {
-    stopping ??= terminate(child, exited).finally(() => {
+    stopping ??= hub.stop(STOP_GRACE_MS).finally(() => {
       if (ownDir) rmSync(dataDir, { recursive: true, force: true });
     });
     return stopping;
@@ -125,19 +108,19 @@ export async function startHub(options: HubOptions): Promise<HubProcess> {
       () => 'live',
       (error: Error) => error.message,
     ),
-    exited.then(() => 'the hub exited during start-up'),
+    hub.exited.then(() => 'the hub exited during start-up'),
   ]);
   if (started !== 'live') {
     await stop();
-    throw new Error(`${started}:\n${output.slice(-4000)}`);
+    throw new Error(`${started}:\n${hub.output().slice(-4000)}`);
   }
   return {
     url,
     port,
-    pid: child.pid ?? -1,
+    pid: hub.pid,
     adminToken,
     dataDir,
-    output: () => output,
+    output: () => hub.output(),
     stop,
   };
 }
@@ -156,13 +139,4 @@ async function waitForLive(url: string, timeoutMs: number): Promise<void> {
     await delay(100);
   }
   throw new Error(`the hub did not become live within ${timeoutMs} ms (${last})`);
-}
-
-async function terminate(child: ChildProcess, exited: Promise<number | null>) {
-  if (child.exitCode !== null || child.signalCode !== null) return exited;
-  child.kill('SIGTERM');
-  const code = await Promise.race([exited, delay(STOP_GRACE_MS).then(() => 'timeout' as const)]);
-  if (code !== 'timeout') return code;
-  child.kill('SIGKILL');
-  return exited;
 }
