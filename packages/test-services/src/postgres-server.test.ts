@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { startPostgres } from './postgres-server.js';
+import { sharedPostgres, startPostgres } from './postgres-server.js';
 
 function accepts(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -75,5 +75,27 @@ describe('startPostgres', () => {
     await expect(startPostgres({ binDir: '/nonexistent' })).rejects.toThrow(
       /no initdb and postgres executables/,
     );
+  });
+});
+
+describe('sharedPostgres', () => {
+  it('starts one server on first use and hands out a fresh database per call', async () => {
+    const shared = sharedPostgres('t');
+    try {
+      const first = await shared.freshDatabase();
+      const second = await shared.freshDatabase();
+      expect(new URL(first).port).toBe(new URL(second).port);
+      expect(first).not.toBe(second);
+      await query(first, 'CREATE TABLE only_here (x int)');
+      expect(
+        await query(
+          second,
+          "SELECT 1 FROM information_schema.tables WHERE table_name = 'only_here'",
+        ),
+      ).toEqual([]);
+    } finally {
+      await shared.stop();
+      await shared.stop(); // idempotent
+    }
   });
 });

@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type PostgresServerHandle, startPostgres } from '@rampart/test-services/postgres-server';
+import { sharedPostgres } from '@rampart/test-services/postgres-server';
 import { createDemoApp, type DemoApp } from '../app.js';
 import { loadConfig } from '../config/config.js';
 import type { ScryptParams } from '../security/password.js';
@@ -17,21 +17,13 @@ export const TEST_PASSWORD_PARAMS: ScryptParams = { N: 1024, r: 8, p: 1 };
 export type DatabaseKind = 'sqlite' | 'postgres';
 export const DATABASE_KINDS: readonly [DatabaseKind][] = [['sqlite'], ['postgres']];
 
-let postgres: Promise<PostgresServerHandle> | undefined;
-let databases = 0;
+const postgres = sharedPostgres('demo');
 
-/** A fresh database on this test file's PostgreSQL server (started on first use). */
-export async function freshPostgresDatabase(): Promise<string> {
-  postgres ??= startPostgres();
-  databases++;
-  return (await postgres).createDatabase(`demo_${process.pid}_${databases}`);
-}
+/** A fresh PostgreSQL database on this test file's server (started on first use). */
+export const freshPostgresDatabase = (): Promise<string> => postgres.freshDatabase();
 
-export async function stopPostgres(): Promise<void> {
-  const server = postgres;
-  postgres = undefined;
-  if (server) await (await server).stop();
-}
+/** Stops this test file's PostgreSQL server, if one was started. */
+export const stopPostgres = (): Promise<void> => postgres.stop();
 
 export interface DemoServerOptions {
   /** A postgres:// URL; absent means SQLite in the data directory. */

@@ -7,7 +7,7 @@
  * suite was given) to its output.
  */
 import { join } from 'node:path';
-import { type PostgresServerHandle, startPostgres } from '@rampart/test-services/postgres-server';
+import { sharedPostgres } from '@rampart/test-services/postgres-server';
 import { type RedisServerHandle, startRedisServer } from '@rampart/test-services/redis-server';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
@@ -19,22 +19,13 @@ export type DatabaseKind = 'sqlite' | 'postgres';
 /** For `describe.each`: every database the hub supports. */
 export const DATABASE_KINDS: readonly [DatabaseKind][] = [['sqlite'], ['postgres']];
 
-let postgres: Promise<PostgresServerHandle> | undefined;
-let databases = 0;
+const postgres = sharedPostgres('hub');
 
-/** A fresh PostgreSQL database on this file's server (started on first use). */
-export async function freshPostgresDatabase(): Promise<string> {
-  postgres ??= startPostgres();
-  databases++;
-  return (await postgres).createDatabase(`hub_${process.pid}_${databases}`);
-}
+/** A fresh PostgreSQL database on this test file's server (started on first use). */
+export const freshPostgresDatabase = (): Promise<string> => postgres.freshDatabase();
 
-/** Stops this file's PostgreSQL server, if one was started. */
-export async function stopPostgres(): Promise<void> {
-  const server = postgres;
-  postgres = undefined;
-  if (server) await (await server).stop();
-}
+/** Stops this test file's PostgreSQL server, if one was started. */
+export const stopPostgres = (): Promise<void> => postgres.stop();
 
 export interface HubStack {
   readonly hub: HubProcess;
