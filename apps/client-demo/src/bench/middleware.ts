@@ -4,16 +4,19 @@
  *
  * 1. Build (or reuse) four snapshot versions of ~1.07M real ranges with every rule type (see
  *    `bench-data.ts`) and 1000 client addresses every rule misses.
- * 2. Start a stand-in hub (`bench-hub.ts`) serving version 1, and two app processes started
- *    like production (`node dist/main.js`), identical but for RAMPART_MODE: `off` and
- *    `enforce`. Each has its own WAF data directory holding version 1, so the enforcing client
- *    evaluates from its first request.
- * 3. Rounds of short runs, both modes back to back in each (order alternating), so slow drift
- *    and other load on the machine weigh on both modes alike: per mode a warm-up, a saturating
- *    wrk run (throughput, loaded latency) and a one-connection run (latency without queueing).
- *    wrk runs in its own process; everything talks over 127.0.0.1. Headline figures are medians
- *    of the per-round ratios and differences (see `report.ts`).
- * 4. Swaps: under the same saturating load on the enforcing app, alternately a window without a
+ * 2. Start a stand-in hub (`bench-hub.ts`) serving version 1.
+ * 3. Rounds. Each round starts a fresh pair of app processes started like production
+ *    (`node dist/main.js`), identical but for RAMPART_MODE: `off` and `enforce`, each with its own
+ *    WAF data directory holding version 1 (so the enforcing client evaluates from its first
+ *    request), measures both back to back (order alternating), so slow drift and other load on
+ *    the machine weigh on both modes alike, and stops them. Fresh processes per round, because on
+ *    the reference machine the same program settles into a fast or a slow mode per process (up to
+ *    1.4x apart, stable within the process): one pair for all rounds would measure that pair's
+ *    luck. Per mode: a warm-up, a saturating wrk run (throughput, loaded latency) and a
+ *    one-connection run (latency without queueing). wrk runs in its own process; everything
+ *    talks over 127.0.0.1. Headline figures are medians of the per-round ratios and differences
+ *    (see `report.ts`).
+ * 4. Swaps, on one more enforcing process: under the same saturating load, alternately a window without a
  *    swap (baseline) and one in which the hub publishes the next version: three rule changes
  *    (2, 3, 4) and a data change (5); the app's event-loop delay histogram
  *    (`/__bench/loop-delay`, enabled by DEMO_BENCH_ENDPOINTS) gives the longest stall of each
@@ -94,13 +97,15 @@ async function waitForVersion(app: AppProcess, version: number, timeoutMs: numbe
   throw new Error(`the enforcing client did not load snapshot version ${version} (has ${seen})`);
 }
 
+/** An app process in `mode`, its data in `root/<name>` (a fresh directory per process). */
 async function startApp(
   mode: Mode,
+  name: string,
   root: string,
   hub: BenchHub,
   snapshot: string,
 ): Promise<AppProcess> {
-  const dataDir = join(root, mode);
+  const dataDir = join(root, name);
   const wafDir = join(dataDir, 'rampart');
   await installSnapshot(wafDir, snapshot, 1, hub.siteKey);
   // Identical for both processes but for RAMPART_MODE.
@@ -233,6 +238,13 @@ async function measureSwaps(
   return windows;
 }
 
+/** Stops the running app processes and forgets them. */
+async function stopApps(apps: Partial<Record<Mode, AppProcess>>): Promise<void> {
+  const running = Object.values(apps);
+  for (const mode of Object.keys(apps) as Mode[]) delete apps[mode];
+  await Promise.all(running.map((app) => app?.stop()));
+}
+
 async function main(): Promise<void> {
   const data = await prepareBenchData(progress);
   const root = mkdtempSync(join(tmpdir(), 'rampart-bench-middleware-'));
@@ -242,17 +254,20 @@ async function main(): Promise<void> {
     const first = data.snapshots[0] as string;
     await hub.publish(first, 1);
     const script = writeWrkScript(root, `${ROUTE}${QUERY}`, data.ips);
-    progress('starting the app twice: RAMPART_MODE=off and RAMPART_MODE=enforce');
-    apps.off = await startApp('off', root, hub, first);
-    apps.enforce = await startApp('enforce', root, hub, first);
-    await waitForVersion(apps.enforce, 1, 30_000);
-
     const runs: ModeRun[] = [];
     for (let round = 1; round <= config.rounds; round++) {
+      progress(`round ${round}: starting the app twice, RAMPART_MODE=off and =enforce`);
+      apps.off = await startApp('off', `off-${round}`, root, hub, first);
+      apps.enforce = await startApp('enforce', `enforce-${round}`, root, hub, first);
+      await waitForVersion(apps.enforce, 1, 30_000);
       const order: Mode[] = round % 2 === 1 ? ['off', 'enforce'] : ['enforce', 'off'];
       for (const mode of order)
         runs.push(await measureMode(apps[mode] as AppProcess, mode, round, script));
+      await stopApps(apps);
     }
+    progress('swaps: starting the app with RAMPART_MODE=enforce');
+    apps.enforce = await startApp('enforce', 'enforce-swaps', root, hub, first);
+    await waitForVersion(apps.enforce, 1, 30_000);
     const swaps = await measureSwaps(apps.enforce, hub, data.snapshots, script);
     process.stdout.write(
       `${formatReport({
@@ -269,7 +284,7 @@ async function main(): Promise<void> {
       })}\n`,
     );
   } finally {
-    await Promise.all(Object.values(apps).map((app) => app?.stop()));
+    await stopApps(apps);
     await hub.close();
     rmSync(root, { recursive: true, force: true });
   }

@@ -150,7 +150,7 @@ export function formatReport(input: BenchInput): string {
     `bench:middleware: GET ${input.route} with the WAF off vs enforce (${input.rangeCount.toLocaleString('en-US')} ranges, ${input.ruleCount} rules of types ${input.ruleTypes.join(', ')}; ${input.addresses} client addresses that every rule misses)`,
   );
   lines.push(
-    `load: wrk from a second process on 127.0.0.1; saturated = ${input.connections} connections x ${input.durationS} s, single = 1 connection x ${input.singleDurationS} s; ${s.rounds} rounds, modes back to back, order alternating`,
+    `load: wrk from a second process on 127.0.0.1; saturated = ${input.connections} connections x ${input.durationS} s, single = 1 connection x ${input.singleDurationS} s; ${s.rounds} rounds, each on a fresh pair of processes, modes back to back, order alternating`,
   );
   lines.push('');
   lines.push(
