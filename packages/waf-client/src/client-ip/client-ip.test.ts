@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { normalizeIp, resolveClientIp } from './client-ip.js';
 import { TrustedProxies } from './trusted-proxies.js';
@@ -64,6 +65,103 @@ describe('resolveClientIp', () => {
     );
     // the peer 2001:db8:2::1 is not trusted: its header is ignored
     expect(resolveClientIp(request('2001:db8:2::1', '203.0.113.5'), proxies)).toBe('2001:db8:2::1');
+  });
+});
+
+describe('resolveClientIp on keep-alive connections', () => {
+  /** Requests that share one socket object, as on a keep-alive connection. */
+  function onSocket(socket: { remoteAddress?: string }, forwardedFor?: string): IncomingMessage {
+    return {
+      socket,
+      headers: forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor },
+    } as unknown as IncomingMessage;
+  }
+
+  it('answers each request of a connection on its own header', () => {
+    const socket = { remoteAddress: '10.0.0.1' };
+    expect(resolveClientIp(onSocket(socket, '198.51.100.1'), proxies)).toBe('198.51.100.1');
+    expect(resolveClientIp(onSocket(socket, '198.51.100.2'), proxies)).toBe('198.51.100.2');
+    expect(resolveClientIp(onSocket(socket), proxies)).toBe('10.0.0.1');
+  });
+
+  it('does not carry one trusted-proxy set over to another', () => {
+    const socket = { remoteAddress: '10.0.0.1' };
+    expect(resolveClientIp(onSocket(socket, '198.51.100.1'), proxies)).toBe('198.51.100.1');
+    expect(resolveClientIp(onSocket(socket, '198.51.100.1'), new TrustedProxies([]))).toBe(
+      '10.0.0.1',
+    );
+    expect(
+      resolveClientIp(onSocket(socket, '198.51.100.1'), new TrustedProxies(['192.0.2.0/24'])),
+    ).toBe('10.0.0.1');
+  });
+
+  it('notices a socket object that now reports another peer', () => {
+    const socket: { remoteAddress?: string } = { remoteAddress: '10.0.0.1' };
+    expect(resolveClientIp(onSocket(socket, '198.51.100.1'), proxies)).toBe('198.51.100.1');
+    socket.remoteAddress = '203.0.113.9';
+    expect(resolveClientIp(onSocket(socket, '198.51.100.1'), proxies)).toBe('203.0.113.9');
+    socket.remoteAddress = undefined; // destroyed sockets report none
+    expect(resolveClientIp(onSocket(socket, '198.51.100.1'), proxies)).toBe('');
+  });
+});
+
+describe('resolveClientIp, property', () => {
+  /** The rule of the module comment, written plainly: every entry parsed on its own. */
+  function reference(remote: string, header: string | undefined, trusted: TrustedProxies): string {
+    const peer = normalizeIp(remote);
+    const isTrusted = (a: string) => a !== '' && trusted.classify(a).trusted;
+    if (header === undefined || !isTrusted(peer)) return peer;
+    let client = peer;
+    const entries = header.split(',').slice(-32).reverse();
+    for (const [i, raw] of entries.entries()) {
+      let entry = raw.trim();
+      const port = /^\[(.*)\](:\d+)?$/.exec(entry) ?? /^([\d.]+):\d+$/.exec(entry);
+      if (port) entry = port[1] as string;
+      if (entry === '' && i < entries.length - 1) continue;
+      const address = normalizeIp(entry);
+      if (address === '') return client;
+      client = address;
+      if (!isTrusted(address)) return client;
+    }
+    return client;
+  }
+
+  const address = fc.oneof(
+    fc.ipV4(),
+    fc.ipV6(),
+    fc.constantFrom('10.0.0.1', '10.200.0.9', '127.0.0.1', '2001:db8:1::7', '::ffff:10.1.1.1'),
+  );
+  const entry = fc.oneof(
+    { weight: 6, arbitrary: address },
+    { weight: 1, arbitrary: fc.ipV4().map((a) => `${a}:8080`) },
+    { weight: 1, arbitrary: fc.ipV6().map((a) => `[${a}]:443`) },
+    { weight: 1, arbitrary: fc.constantFrom('', ' ', 'unknown', '1.2.3', '999.1.1.1') },
+  );
+
+  it('matches the plain rule for any peer, header and trusted set', () => {
+    const sets = [proxies, new TrustedProxies([]), new TrustedProxies(['0.0.0.0/0', '::/0'])];
+    fc.assert(
+      fc.property(
+        address,
+        fc.option(fc.array(entry, { maxLength: 40 }), { nil: undefined }),
+        fc.constantFrom(...sets),
+        fc.boolean(),
+        (remote, entries, trusted, sameSocket) => {
+          const header = entries?.join(sameSocket ? ',' : ', ');
+          const socket = { remoteAddress: remote };
+          const req = () =>
+            ({
+              socket,
+              headers: header === undefined ? {} : { 'x-forwarded-for': header },
+            }) as unknown as IncomingMessage;
+          const expected = reference(remote, header, trusted);
+          expect(resolveClientIp(req(), trusted)).toBe(expected);
+          // a second request on the same connection: the cached peer gives the same answer
+          expect(resolveClientIp(req(), trusted)).toBe(expected);
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 });
 

@@ -26,14 +26,43 @@ import type { TrustedProxies } from './trusted-proxies.js';
 const MAX_HOPS = 32;
 const scratch = new Uint32Array(4);
 
+/** A connection's peer, as {@link resolveClientIp} found it. */
+interface Peer {
+  /** `socket.remoteAddress` it was computed from (checked, in case a socket is reused). */
+  readonly remote: string;
+  readonly proxies: TrustedProxies;
+  /** Canonical text ('' when the socket had no address). */
+  readonly address: string;
+  readonly trusted: boolean;
+}
+
+/**
+ * The peer of each connection, normalised and classified once: a keep-alive connection carries
+ * many requests from the same peer. Weak, so it never keeps a closed socket alive; a side table
+ * rather than a property on the socket, which would change the hidden class of Node's sockets and
+ * slow Node's own socket code down.
+ */
+const peers = new WeakMap<object, Peer>();
+
 /** The client address of `req` (see the module comment); '' when the socket has none. */
 export function resolveClientIp(req: IncomingMessage, proxies: TrustedProxies): string {
-  const peer = normalizeIp(req.socket?.remoteAddress ?? '');
-  if (proxies.empty || peer === '') return peer;
-  if (!proxies.classify(peer).trusted) return peer;
+  const peer = peerOf(req, proxies);
+  if (!peer.trusted) return peer.address;
   const header = req.headers['x-forwarded-for'];
-  if (header === undefined) return peer;
-  return walkForwardedFor(Array.isArray(header) ? header.join(',') : header, peer, proxies);
+  if (header === undefined) return peer.address;
+  return walkForwardedFor(Array.isArray(header) ? header.join(',') : header, peer.address, proxies);
+}
+
+function peerOf(req: IncomingMessage, proxies: TrustedProxies): Peer {
+  const socket = req.socket as object | undefined;
+  const remote = req.socket?.remoteAddress ?? '';
+  const known = socket === undefined ? undefined : peers.get(socket);
+  if (known !== undefined && known.remote === remote && known.proxies === proxies) return known;
+  const address = normalizeIp(remote);
+  const trusted = address !== '' && !proxies.empty && proxies.classify(address).trusted;
+  const peer: Peer = { remote, proxies, address, trusted };
+  if (socket !== undefined) peers.set(socket, peer);
+  return peer;
 }
 
 /** Walks `X-Forwarded-For` right to left from the trusted `peer`. */
@@ -45,10 +74,11 @@ export function walkForwardedFor(header: string, peer: string, proxies: TrustedP
     const entry = stripPort(header.slice(comma + 1, end).trim());
     end = comma; // -1 when this was the leftmost entry
     if (entry === '' && comma >= 0) continue; // tolerate "a, , b" as proxies sometimes emit it
-    const address = normalizeIp(entry);
-    if (address === '') return client; // malformed: stop at the last trusted hop
-    client = address;
-    if (!proxies.classify(address).trusted) return client;
+    // One parse per entry: its canonical text and its trust both come from `scratch`.
+    const family = parseIpInto(entry, scratch);
+    if (family !== 4 && family !== 6) return client; // malformed: stop at the last trusted hop
+    client = canonical(entry, family);
+    if (!proxies.containsParsed(family, scratch)) return client;
   }
   return client;
 }
@@ -59,12 +89,14 @@ export function walkForwardedFor(header: string, peer: string, proxies: TrustedP
  */
 export function normalizeIp(text: string): string {
   const family = parseIpInto(text, scratch);
-  if (family === 4) {
-    // Already canonical dotted quad (the parser refuses leading zeros): no need to reformat.
-    return text.indexOf(':') === -1 ? text : formatIpv4(scratch[0] as number);
-  }
-  if (family === 6) return formatIpv6(scratch);
-  return '';
+  return family === 4 || family === 6 ? canonical(text, family) : '';
+}
+
+/** The canonical text of `text`, just parsed into `scratch` as `family`. */
+function canonical(text: string, family: 4 | 6): string {
+  // An IPv4 dotted quad is already canonical (the parser refuses leading zeros).
+  if (family === 4) return text.indexOf(':') === -1 ? text : formatIpv4(scratch[0] as number);
+  return formatIpv6(scratch);
 }
 
 /** `1.2.3.4:80` -> `1.2.3.4`, `[2001:db8::1]:443` -> `2001:db8::1`, anything else unchanged. */

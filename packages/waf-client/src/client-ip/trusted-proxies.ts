@@ -45,6 +45,14 @@ export class TrustedProxies {
     return UNPARSED;
   }
 
+  /**
+   * Whether an address already parsed by `parseIpInto` (its `family` and words) is trusted: for
+   * callers that need the parsed words anyway, so the address is parsed once.
+   */
+  containsParsed(family: 4 | 6, words: Uint32Array): boolean {
+    return family === 4 ? this.containsV4(words[0] as number) : this.containsV6(words);
+  }
+
   private containsV4(value: number): boolean {
     for (const r of this.v4) if (value >= r.start && value <= r.end) return true;
     return false;
