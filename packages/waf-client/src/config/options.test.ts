@@ -33,6 +33,7 @@ describe('resolveConfig', () => {
       reportQueueSize: 10_000,
       passSampleRate: 0.01,
       mode: 'enforce',
+      rateLimitHeaders: 'refusals',
       addressMemo: 16_384,
     });
     expect(config.instanceId).toMatch(new RegExp(`:${process.pid}$`));
@@ -57,6 +58,7 @@ describe('resolveConfig', () => {
       RAMPART_REPORT_URL: 'https://reports.example/in',
       RAMPART_INSTANCE_ID: 'web-1',
       RAMPART_ADDRESS_MEMO: '0',
+      RAMPART_RATE_LIMIT_HEADERS: 'all',
     };
     expect(resolveConfig({ env })).toMatchObject({
       hubUrl: 'https://hub.example',
@@ -74,6 +76,7 @@ describe('resolveConfig', () => {
       reportUrl: 'https://reports.example/in',
       instanceId: 'web-1',
       addressMemo: 0,
+      rateLimitHeaders: 'all',
     });
     expect(resolveConfig({ env, mode: 'enforce', syncIntervalMs: 5000 })).toMatchObject({
       mode: 'enforce',
@@ -91,6 +94,7 @@ describe('resolveConfig', () => {
           RAMPART_TRUSTED_PROXIES: '10.0.0.1/8,not-an-ip',
           RAMPART_PASS_SAMPLE_RATE: '2',
           RAMPART_BLOCK_STATUS: '200',
+          RAMPART_RATE_LIMIT_HEADERS: 'always',
         },
       }),
     );
@@ -104,9 +108,10 @@ describe('resolveConfig', () => {
         expect.stringMatching(/^trustedProxies\[1\] \(RAMPART_TRUSTED_PROXIES\): /),
         'passSampleRate (RAMPART_PASS_SAMPLE_RATE): must be a number from 0 to 1, got "2"',
         'blockResponse.status (RAMPART_BLOCK_STATUS): must be an integer from 400 to 599, got "200"',
+        'rateLimitHeaders (RAMPART_RATE_LIMIT_HEADERS): must be one of "refusals", "all", got "always"',
       ]),
     );
-    expect(found).toHaveLength(8);
+    expect(found).toHaveLength(9);
   });
 
   it('refuses credentials in the hub URL (the key belongs in RAMPART_SITE_KEY)', () => {

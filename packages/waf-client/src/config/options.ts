@@ -27,6 +27,9 @@ export interface BlockResponse {
   readonly headers: Readonly<Record<string, string>>;
 }
 
+/** Which answers carry the rate-limit headers (see {@link RampartOptions.rateLimitHeaders}). */
+export type RateLimitHeaders = 'refusals' | 'all';
+
 export interface RampartOptions {
   /** Base URL of the hub, e.g. `https://hub.example.com` (RAMPART_HUB_URL). */
   readonly hubUrl?: string;
@@ -54,6 +57,14 @@ export interface RampartOptions {
   readonly passSampleRate?: number;
   /** Global mode (RAMPART_MODE, default `enforce`). */
   readonly mode?: RampartMode;
+  /**
+   * Which answers carry `RateLimit` / `RateLimit-Policy` (RAMPART_RATE_LIMIT_HEADERS, default
+   * `refusals`): `refusals` only on 429s; `all` also on every passing request a rate-limit rule
+   * counted. `all` tells each client exactly how much room it has left, which helps a scraper pace
+   * itself just under a limit, and costs two headers on every page; choose it for APIs whose
+   * clients are expected to throttle themselves.
+   */
+  readonly rateLimitHeaders?: RateLimitHeaders;
   /** Where report batches are POSTed (RAMPART_REPORT_URL, default `${hubUrl}/v1/reports`). */
   readonly reportUrl?: string;
   /** Names this process to the hub (RAMPART_INSTANCE_ID, default `hostname:pid`). */
@@ -98,6 +109,7 @@ export interface RampartConfig {
   readonly reportQueueSize: number;
   readonly passSampleRate: number;
   readonly mode: RampartMode;
+  readonly rateLimitHeaders: RateLimitHeaders;
   readonly reportUrl: string;
   readonly instanceId: string;
   readonly syncTimeoutMs: number;
@@ -187,6 +199,13 @@ export function resolveConfig(options: RampartOptions = {}): RampartConfig {
       options.failMode,
       ['open', 'closed'],
       'open',
+    ),
+    rateLimitHeaders: read.choice(
+      'rateLimitHeaders',
+      'RAMPART_RATE_LIMIT_HEADERS',
+      options.rateLimitHeaders,
+      ['refusals', 'all'],
+      'refusals',
     ),
     trustedProxies: read.cidrs(options.trustedProxies),
     blockResponse: { status, body, headers },

@@ -16,7 +16,8 @@ let app: FastifyInstance;
 
 beforeAll(async () => {
   hub = await startFakeHub(SITE_KEY, buildSnapshot(STANDARD_RULES, 3));
-  client = testClient({ hubUrl: hub.url, trustedProxies: ['127.0.0.1'] });
+  // 'all': the adapter's handling of the headers of passing requests is tested too
+  client = testClient({ hubUrl: hub.url, trustedProxies: ['127.0.0.1'], rateLimitHeaders: 'all' });
   await client.rampart.ready();
   app = Fastify();
   await app.register(client.rampart.fastifyPlugin);

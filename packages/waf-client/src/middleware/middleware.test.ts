@@ -1,6 +1,7 @@
 /**
  * Every decision type through the real node:http middleware, with its response and headers:
- * block, rate limit, monitor (rule and global), allow, pass (with and without RateLimit headers),
+ * block, rate limit, monitor (rule and global), allow, pass (RateLimit headers only on refusals by
+ * default, on counted passes too with `rateLimitHeaders: 'all'`),
  * mode off, fail open / fail closed, an error inside the WAF, request ids, IPv6 clients, and
  * spoofed X-Forwarded-For from an untrusted peer. The snapshot comes from a real HTTP server
  * playing the hub.
@@ -142,21 +143,22 @@ describe('enforce mode (node:http, IPv4 and IPv6 loopback)', () => {
     expect(other.status).toBe(200);
   });
 
-  it('rate limits with 429, Retry-After and RateLimit headers; passing requests carry them too', async () => {
+  it('rate limits with 429, Retry-After and RateLimit headers; passing requests carry none by default', async () => {
     const headers = { 'x-forwarded-for': '192.0.2.77' };
     const passed = [];
     for (let i = 0; i < 3; i++)
       passed.push(await call(app.port, '/login', { method: 'POST', headers }));
     expect(passed.map((a) => a.status)).toEqual([200, 200, 200]);
-    expect(passed[0]?.headers['ratelimit-policy']).toBe('"login";q=3;w=60');
-    expect(passed.map((a) => String(a.headers.ratelimit).replace(/;t=\d+$/, ''))).toEqual([
-      '"login";r=2',
-      '"login";r=1',
-      '"login";r=0',
+    // the limit and what is left are not advertised to a client that is not being refused
+    expect(passed.map((a) => a.headers.ratelimit)).toEqual([undefined, undefined, undefined]);
+    expect(passed.map((a) => a.headers['ratelimit-policy'])).toEqual([
+      undefined,
+      undefined,
+      undefined,
     ]);
     expect(passed[0]?.info?.decision).toMatchObject({
       action: 'pass',
-      rateLimit: { ruleId: 'login', limit: 3 },
+      rateLimit: { ruleId: 'login', limit: 3, remaining: 2 },
     });
     const limited = await call(app.port, '/login', { method: 'POST', headers });
     expect(limited.status).toBe(429);
@@ -204,7 +206,7 @@ describe('enforce mode (node:http, IPv4 and IPv6 loopback)', () => {
 
 describe('modes and failure', () => {
   it('global monitor mode evaluates but never blocks (and sends no rate-limit headers)', async () => {
-    const client = testClient({ hubUrl: hub.url, mode: 'monitor' });
+    const client = testClient({ hubUrl: hub.url, mode: 'monitor', rateLimitHeaders: 'all' });
     await client.rampart.ready();
     const app = await startApp(client.rampart);
     try {
@@ -220,6 +222,31 @@ describe('modes and failure', () => {
         expect(login.headers.ratelimit).toBeUndefined();
       }
       expect(client.rampart.stats().monitored).toBe(3); // the block and two rate limits
+    } finally {
+      await app.close();
+      await client.close();
+    }
+  });
+
+  it("rateLimitHeaders 'all' puts RateLimit headers on passing requests a limit counted", async () => {
+    const client = testClient({ hubUrl: hub.url, rateLimitHeaders: 'all' });
+    await client.rampart.ready();
+    const app = await startApp(client.rampart);
+    try {
+      const passed = [];
+      for (let i = 0; i < 3; i++) passed.push(await call(app.port, '/login', { method: 'POST' }));
+      expect(passed.map((a) => a.status)).toEqual([200, 200, 200]);
+      expect(passed[0]?.headers['ratelimit-policy']).toBe('"login";q=3;w=60');
+      expect(passed.map((a) => String(a.headers.ratelimit).replace(/;t=\d+$/, ''))).toEqual([
+        '"login";r=2',
+        '"login";r=1',
+        '"login";r=0',
+      ]);
+      // requests no limit counts carry none
+      expect((await call(app.port, '/products')).headers.ratelimit).toBeUndefined();
+      const limited = await call(app.port, '/login', { method: 'POST' });
+      expect(limited.status).toBe(429);
+      expect(limited.headers.ratelimit).toMatch(/^"login";r=0;t=\d+$/);
     } finally {
       await app.close();
       await client.close();

@@ -8,7 +8,7 @@
  * | block | configured block response (default 403) | pass, reported |
  * | rate_limit | 429 + Retry-After + RateLimit/RateLimit-Policy | pass, reported |
  * | allow, pass | next | next |
- * | pass counted by a rate limit | next + RateLimit/RateLimit-Policy | next |
+ * | pass counted by a rate limit | next (+ RateLimit/RateLimit-Policy with `rateLimitHeaders: 'all'`) | next |
  * | no snapshot loaded / WAF error | fail mode: open = next, closed = 503 | next |
  *
  * Every refusal carries `X-Request-Id`. A failure inside this code is caught here, counted,
@@ -166,7 +166,12 @@ export class RequestHandler {
       }
     } else {
       if (refusing) this.stats.monitored++;
-      if (mode === 'enforce' && action === 'pass' && decision.rateLimit)
+      if (
+        mode === 'enforce' &&
+        action === 'pass' &&
+        decision.rateLimit &&
+        this.config.rateLimitHeaders === 'all'
+      )
         passHeaders = rateLimitHeaders(decision.rateLimit);
     }
     const reportMode = mode === 'monitor' || decision.mode === 'monitor' ? 'monitor' : 'enforce';
