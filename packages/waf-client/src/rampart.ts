@@ -71,7 +71,7 @@ export function createRampart(options: RampartOptions = {}): Rampart {
   const logger = new GuardedLogger(options.logger ?? console, config.siteKey);
   const stats = newStats();
   const limits = new SharedRateLimits(config.rateLimitCapacity);
-  const active = new ActiveSnapshot(limits, config.addressMemo);
+  const active = new ActiveSnapshot(limits, config);
   const queue = new ReportQueue(config.reportQueueSize);
   const on = config.mode !== 'off';
   const flusher = on

@@ -28,6 +28,8 @@
  * BENCH_CONNECTIONS=16, BENCH_SWAP_WINDOW=8. BENCH_ADDRESS_MEMO=0 turns the client's memo of
  * recent addresses off: the 1000 addresses fit in it, so by default range lookups are mostly
  * remembered, as they are for returning visitors; with 0 every request searches the tables.
+ * BENCH_FIELD_MEMO=0 turns the memo of field values off: every request here has the same path,
+ * query and user agent, so by default their pattern results are remembered after the first.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -127,6 +129,8 @@ async function startApp(
     ...(process.env.BENCH_ADDRESS_MEMO
       ? { RAMPART_ADDRESS_MEMO: process.env.BENCH_ADDRESS_MEMO }
       : {}),
+    // BENCH_FIELD_MEMO=0: every request normalises and compares its fields (nothing remembered).
+    ...(process.env.BENCH_FIELD_MEMO ? { RAMPART_FIELD_MEMO: process.env.BENCH_FIELD_MEMO } : {}),
   });
 }
 

@@ -36,11 +36,11 @@ import {
 import type { RateLimitKey, RateLimitRule, Rule } from '../rules/model.js';
 import type { Snapshot } from '../snapshot/reader.js';
 import { packCountry, RANGE_CATEGORIES, type RangeCategory } from '../snapshot/schema.js';
+import { BoundedMemo } from './bounded-memo.js';
 import type { Decision, DecisionCategory, RateLimitInfo, RuleMatch } from './decision.js';
-import { PatternIndex } from './pattern-index.js';
+import { DEFAULT_FIELD_MEMO, PatternIndex } from './pattern-index.js';
 import { type Condition, compileConditions, meetsAll } from './pattern-matcher.js';
 import { type RateLimiter, type RateLimitSeries, SlidingWindowLimiter } from './rate-limiter.js';
-import { RecentAddresses } from './recent-addresses.js';
 import { type RequestInfo, RequestView } from './request.js';
 
 export interface EvaluatorOptions {
@@ -52,10 +52,16 @@ export interface EvaluatorOptions {
   readonly rateLimiter?: RateLimiter;
   /**
    * Client addresses whose range results are remembered (default 16 384, about 1.5 MB; 0 or 1
-   * turns the memo off). See {@link RecentAddresses}: under load it saves most of the range stage's
+   * turns the memo off). See {@link BoundedMemo}: under load it saves most of the range stage's
    * cost for addresses that come back, and a flood of new ones cannot grow it.
    */
   readonly addressMemo?: number;
+  /**
+   * Raw field values (paths, user agents, hosts, headers, ...) whose pattern-guard results are
+   * remembered, per field and stage (default 1024; 0 or 1 turns the memo off). See
+   * {@link PatternIndex}.
+   */
+  readonly fieldMemo?: number;
 }
 
 /** Per range category (in {@link RANGE_CATEGORIES} order): the positions of the rules it hits. */
@@ -79,8 +85,8 @@ interface StagePatterns {
   readonly index: PatternIndex;
 }
 
-function stagePatterns(rules: readonly CompiledPatternRule[]): StagePatterns {
-  return { rules, index: new PatternIndex(rules) };
+function stagePatterns(rules: readonly CompiledPatternRule[], memo: number): StagePatterns {
+  return { rules, index: new PatternIndex(rules, { memo }) };
 }
 
 interface CompiledRateLimit extends CompiledRule {
@@ -127,7 +133,7 @@ export class Evaluator {
   private readonly rateLimits: readonly CompiledRateLimit[];
   private readonly limiter: RateLimiter;
   private readonly address = new Uint32Array(4);
-  private readonly recentAddresses: RecentAddresses<RangeCandidates> | null;
+  private readonly recentAddresses: BoundedMemo<RangeCandidates> | null;
   /** The current request's range result (per-call state; see `evaluate`). */
   private candidates: RangeCandidates = NO_CANDIDATES;
   private readonly view = new RequestView(EMPTY_REQUEST);
@@ -145,7 +151,7 @@ export class Evaluator {
     this.passDecision = Object.freeze(this.decision('pass', 'enforce', null, null, null));
     this.limiter = options.rateLimiter ?? new SlidingWindowLimiter();
     const memo = options.addressMemo ?? DEFAULT_ADDRESS_MEMO;
-    this.recentAddresses = memo < 2 ? null : new RecentAddresses(memo);
+    this.recentAddresses = memo < 2 ? null : new BoundedMemo(memo);
     this.rules = snapshot.rules.map((rule, position) => ({
       rule,
       position,
@@ -155,13 +161,19 @@ export class Evaluator {
       category,
       table: snapshot.tables[category],
       rulesOfLabel: labelIndex(category, snapshot),
-      cache: new Array(labelSetCount(snapshot.tables[category])),
+      // Array.from, not `new Array(n)`: from about 16k elements the latter makes V8 give up its
+      // fast path for every `new Array` in the process (the ArrayConstructor protector).
+      cache: Array.from({ length: labelSetCount(snapshot.tables[category]) }),
     }));
     const patterns = this.rules.flatMap((c) =>
       c.rule.type === 'pattern' ? [{ ...c, conditions: compileConditions(c.rule.when) }] : [],
     );
+    const fieldMemo = options.fieldMemo ?? DEFAULT_FIELD_MEMO;
     const ofAction = (action: 'allow' | 'block') =>
-      stagePatterns(patterns.filter((p) => p.rule.type === 'pattern' && p.rule.action === action));
+      stagePatterns(
+        patterns.filter((p) => p.rule.type === 'pattern' && p.rule.action === action),
+        fieldMemo,
+      );
     this.allowPatterns = ofAction('allow');
     this.blockPatterns = ofAction('block');
     this.rateLimits = this.rules.flatMap((c) =>

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Pattern } from '../rules/model.js';
-import { PatternIndex } from './pattern-index.js';
+import { MEMO_MAX_VALUE, PatternIndex } from './pattern-index.js';
 import { compileConditions, meetsAll } from './pattern-matcher.js';
 import { type RequestInfo, RequestView } from './request.js';
 
@@ -49,22 +49,54 @@ function naive(rules: readonly (readonly Pattern[])[], info: RequestInfo): numbe
 }
 
 describe('PatternIndex', () => {
-  it('finds exactly the rules whose every condition holds, in rule order', () => {
+  it.each([
+    ['the default field memo', undefined],
+    ['a two-entry memo, swapped constantly', 2],
+    ['no memo', 0],
+  ])('finds exactly the rules whose every condition holds, in rule order, with %s', (_, memo) => {
     fc.assert(
       fc.property(
         fc.array(fc.array(pattern, { minLength: 1, maxLength: 3 }), { maxLength: 12 }),
-        fc.array(request, { minLength: 1, maxLength: 5 }),
+        // requests drawn from a small alphabet repeat field values, so the memos are hit
+        fc.array(request, { minLength: 1, maxLength: 12 }),
         (rules, requests) => {
           const index = new PatternIndex(
             rules.map((when) => ({ conditions: compileConditions(when) })),
+            { memo },
           );
           const view = new RequestView(requests[0] as RequestInfo);
-          for (const info of requests)
+          // twice over: the second pass answers from what the first remembered
+          for (const info of [...requests, ...requests])
             expect([...index.matching(view.reset(info))]).toEqual(naive(rules, info));
         },
       ),
-      { numRuns: 500 },
+      { numRuns: 300 },
     );
+  });
+
+  it('evaluates values too long to remember every time, and right', () => {
+    const index = new PatternIndex([
+      {
+        conditions: compileConditions([
+          { field: 'user_agent', match: 'contains', value: 'sqlmap' },
+        ]),
+      },
+    ]);
+    const ua = (tail: string) => `${'Mozilla/5.0 '.repeat(60)}${tail}`;
+    expect(ua('').length).toBeGreaterThan(MEMO_MAX_VALUE);
+    const view = (userAgent: string) =>
+      new RequestView({
+        ip: '',
+        method: 'GET',
+        host: '',
+        path: '/',
+        query: '',
+        userAgent,
+        headers: {},
+      });
+    expect(index.matching(view(ua('SQLMap/1.7')))).toEqual([0]);
+    expect(index.matching(view(ua('curl/8')))).toEqual([]);
+    expect(index.matching(view(ua('SQLMap/1.7')))).toEqual([0]);
   });
 
   it('looks exact values up, and still tests the other conditions of their rules', () => {

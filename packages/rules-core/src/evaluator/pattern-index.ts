@@ -15,7 +15,15 @@
  * holds, and a request touches the compact group tables and the literals of the fields it has,
  * not every rule and condition object: on a busy server, where those are cold in the CPU cache
  * by the next request, that is most of the stage's cost.
+ *
+ * Which guards hold depends on one raw request value per field (the path, the query string, the
+ * user agent, the host, the method, one header), so the groups are also gathered by the field
+ * they read, and each field has a {@link BoundedMemo} from its raw value to the guards it meets:
+ * a user agent or a path seen recently costs one map lookup instead of its normalisation and its
+ * comparisons. Values longer than {@link MEMO_MAX_VALUE} characters are not remembered, so a
+ * memo holds at most `memo` short strings per field.
  */
+import { BoundedMemo } from './bounded-memo.js';
 import {
   type Condition,
   Field,
@@ -25,7 +33,14 @@ import {
   paramValues,
   test,
 } from './pattern-matcher.js';
-import type { RequestView } from './request.js';
+import type { RequestInfo, RequestView } from './request.js';
+
+/** Raw values per field remembered by default (two generations; see {@link BoundedMemo}). */
+export const DEFAULT_FIELD_MEMO = 1024;
+/** Longer raw values are evaluated every time rather than remembered. */
+export const MEMO_MAX_VALUE = 512;
+
+const NO_RULES: readonly number[] = Object.freeze([]);
 
 /** Guards that compare one field exactly: the rules to look at, by value. */
 interface ExactGroup {
@@ -40,6 +55,18 @@ interface ScanGroup {
   readonly guards: Condition[];
   /** The rule of each guard. */
   readonly rules: number[];
+}
+
+/** The groups that read one raw request field, and what its recent values met. */
+interface Source {
+  /** The raw field: {@link Field.QueryParam} guards read the query string, so they are `Query`. */
+  readonly field: Field;
+  /** The header name, for {@link Field.Header}. */
+  readonly name: string;
+  readonly exact: ExactGroup[];
+  readonly scans: ScanGroup[];
+  /** Raw value -> indices of the rules whose guard it meets (null: no memo). */
+  readonly memo: BoundedMemo<readonly number[]> | null;
 }
 
 /** Preference of a match kind as a guard: lower is better. */
@@ -62,9 +89,13 @@ function readKey(c: Condition): string {
   return `${c.field}\u0000${c.name}\u0000${c.match === Match.Contains ? 'lower' : 'raw'}`;
 }
 
+export interface PatternIndexOptions {
+  /** Raw values remembered per field (default {@link DEFAULT_FIELD_MEMO}; 0 or 1: no memo). */
+  readonly memo?: number;
+}
+
 export class PatternIndex {
-  private readonly exact: readonly ExactGroup[];
-  private readonly scans: readonly ScanGroup[];
+  private readonly sources: readonly Source[];
   /** Indices of the rules whose guard held for the current request (per-call state). */
   private readonly hits: number[] = [];
 
@@ -72,7 +103,10 @@ export class PatternIndex {
    * `rules[i].conditions` are rule i's conditions (an AND, at least one each). The index refers
    * to rules by their position in `rules`.
    */
-  constructor(private readonly rules: readonly { readonly conditions: readonly Condition[] }[]) {
+  constructor(
+    private readonly rules: readonly { readonly conditions: readonly Condition[] }[],
+    options: PatternIndexOptions = {},
+  ) {
     const exact = new Map<string, ExactGroup>();
     const scans = new Map<string, ScanGroup>();
     rules.forEach((rule, index) => {
@@ -98,8 +132,23 @@ export class PatternIndex {
         group.rules.push(index);
       }
     });
-    this.exact = [...exact.values()];
-    this.scans = [...scans.values()];
+    const capacity = options.memo ?? DEFAULT_FIELD_MEMO;
+    const sources = new Map<string, Source>();
+    const sourceOf = (probe: Condition): Source => {
+      const field = probe.field === Field.QueryParam ? Field.Query : probe.field;
+      const name = field === Field.Header ? probe.name : '';
+      const key = `${field}\u0000${name}`;
+      let source = sources.get(key);
+      if (source === undefined) {
+        const memo = capacity < 2 ? null : new BoundedMemo<readonly number[]>(capacity);
+        source = { field, name, exact: [], scans: [], memo };
+        sources.set(key, source);
+      }
+      return source;
+    };
+    for (const group of exact.values()) sourceOf(group.probe).exact.push(group);
+    for (const group of scans.values()) sourceOf(group.probe).scans.push(group);
+    this.sources = [...sources.values()];
   }
 
   /**
@@ -109,8 +158,24 @@ export class PatternIndex {
   matching(request: RequestView): readonly number[] {
     const hits = this.hits;
     hits.length = 0;
-    for (let g = 0; g < this.exact.length; g++) this.lookUp(this.exact[g] as ExactGroup, request);
-    for (let g = 0; g < this.scans.length; g++) this.scan(this.scans[g] as ScanGroup, request);
+    for (let k = 0; k < this.sources.length; k++) {
+      const source = this.sources[k] as Source;
+      const memo = source.memo;
+      const raw = rawValue(source, request.request);
+      if (memo === null || raw === undefined || raw.length > MEMO_MAX_VALUE) {
+        this.testSource(source, request);
+        continue;
+      }
+      let found = memo.get(raw);
+      if (found === undefined) {
+        const before = hits.length;
+        this.testSource(source, request);
+        found = hits.length === before ? NO_RULES : hits.slice(before);
+        hits.length = before;
+        memo.set(raw, found);
+      }
+      for (let i = 0; i < found.length; i++) hits.push(found[i] as number);
+    }
     if (hits.length === 0) return hits;
     if (hits.length > 1) sortUnique(hits);
     let kept = 0;
@@ -121,6 +186,13 @@ export class PatternIndex {
     }
     hits.length = kept;
     return hits;
+  }
+
+  /** Adds the rules whose guard on `source`'s field holds to `hits`. */
+  private testSource(source: Source, request: RequestView): void {
+    for (let g = 0; g < source.exact.length; g++)
+      this.lookUp(source.exact[g] as ExactGroup, request);
+    for (let g = 0; g < source.scans.length; g++) this.scan(source.scans[g] as ScanGroup, request);
   }
 
   private lookUp(group: ExactGroup, request: RequestView): void {
@@ -153,6 +225,24 @@ export class PatternIndex {
   private add(rules: readonly number[] | undefined): void {
     if (rules !== undefined)
       for (let i = 0; i < rules.length; i++) this.hits.push(rules[i] as number);
+  }
+}
+
+/** The raw request value `source`'s groups derive theirs from (undefined: an absent header). */
+function rawValue(source: Source, info: RequestInfo): string | undefined {
+  switch (source.field) {
+    case Field.Path:
+      return info.path;
+    case Field.Query:
+      return info.query;
+    case Field.UserAgent:
+      return info.userAgent;
+    case Field.Host:
+      return info.host;
+    case Field.Method:
+      return info.method;
+    default:
+      return info.headers[source.name];
   }
 }
 

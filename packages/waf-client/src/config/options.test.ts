@@ -35,6 +35,7 @@ describe('resolveConfig', () => {
       mode: 'enforce',
       rateLimitHeaders: 'refusals',
       addressMemo: 16_384,
+      fieldMemo: 1024,
     });
     expect(config.instanceId).toMatch(new RegExp(`:${process.pid}$`));
   });
@@ -58,6 +59,7 @@ describe('resolveConfig', () => {
       RAMPART_REPORT_URL: 'https://reports.example/in',
       RAMPART_INSTANCE_ID: 'web-1',
       RAMPART_ADDRESS_MEMO: '0',
+      RAMPART_FIELD_MEMO: '0',
       RAMPART_RATE_LIMIT_HEADERS: 'all',
     };
     expect(resolveConfig({ env })).toMatchObject({
@@ -76,6 +78,7 @@ describe('resolveConfig', () => {
       reportUrl: 'https://reports.example/in',
       instanceId: 'web-1',
       addressMemo: 0,
+      fieldMemo: 0,
       rateLimitHeaders: 'all',
     });
     expect(resolveConfig({ env, mode: 'enforce', syncIntervalMs: 5000 })).toMatchObject({

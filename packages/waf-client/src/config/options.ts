@@ -9,6 +9,7 @@
  */
 import { hostname } from 'node:os';
 import { DEFAULT_ADDRESS_MEMO } from '@rampart/rules-core/evaluator/evaluator';
+import { DEFAULT_FIELD_MEMO } from '@rampart/rules-core/evaluator/pattern-index';
 import { parseIpRange } from '@rampart/rules-core/ip/range';
 import type { RampartLogger } from '../logging/logger.js';
 
@@ -86,6 +87,12 @@ export interface RampartOptions {
    * (RAMPART_ADDRESS_MEMO, default 16384, about 1.5 MB; 0 turns it off).
    */
   readonly addressMemo?: number;
+  /**
+   * Raw field values (paths, user agents, hosts, headers) whose pattern-rule results the evaluator
+   * remembers, per field and snapshot (RAMPART_FIELD_MEMO, default 1024; 0 turns it off). Values
+   * over 512 characters are never remembered.
+   */
+  readonly fieldMemo?: number;
   /** Snapshot files kept in the data directory besides the current one (RAMPART_SNAPSHOT_RETENTION, default 3). */
   readonly snapshotRetention?: number;
   /** Longest `close()` spends flushing reports (RAMPART_CLOSE_TIMEOUT_MS, default 5000). */
@@ -117,6 +124,7 @@ export interface RampartConfig {
   readonly reportMaxAttempts: number;
   readonly rateLimitCapacity: number;
   readonly addressMemo: number;
+  readonly fieldMemo: number;
   readonly snapshotRetention: number;
   readonly closeTimeoutMs: number;
 }
@@ -279,6 +287,14 @@ export function resolveConfig(options: RampartOptions = {}): RampartConfig {
       DEFAULT_ADDRESS_MEMO,
       0,
       10_000_000,
+    ),
+    fieldMemo: read.integer(
+      'fieldMemo',
+      'RAMPART_FIELD_MEMO',
+      options.fieldMemo,
+      DEFAULT_FIELD_MEMO,
+      0,
+      1_000_000,
     ),
     snapshotRetention: read.integer(
       'snapshotRetention',

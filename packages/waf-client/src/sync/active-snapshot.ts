@@ -28,7 +28,7 @@ export class ActiveSnapshot {
 
   constructor(
     private readonly limits: SharedRateLimits,
-    private readonly addressMemo: number,
+    private readonly memos: { readonly addressMemo: number; readonly fieldMemo: number },
   ) {}
 
   /** Builds the evaluator for an opened, verified snapshot and makes it current. */
@@ -40,7 +40,8 @@ export class ActiveSnapshot {
     const started = performance.now();
     const evaluator = new Evaluator(snapshot, {
       rateLimiter: this.limits.forEvaluator(),
-      addressMemo: this.addressMemo,
+      addressMemo: this.memos.addressMemo,
+      fieldMemo: this.memos.fieldMemo,
     });
     const installed: InstalledSnapshot = { evaluator, snapshot, sha256, version: snapshot.version };
     const previous = this.current;

@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { RecentAddresses } from './recent-addresses.js';
+import { BoundedMemo } from './bounded-memo.js';
 
-describe('RecentAddresses', () => {
+describe('BoundedMemo', () => {
   it('returns what was stored for an address, and nothing for others', () => {
-    const memo = new RecentAddresses<number>(8);
+    const memo = new BoundedMemo<number>(8);
     memo.set('192.0.2.1', 1);
     expect(memo.get('192.0.2.1')).toBe(1);
     expect(memo.get('192.0.2.2')).toBeUndefined();
@@ -16,7 +16,7 @@ describe('RecentAddresses', () => {
         fc.integer({ min: 2, max: 64 }),
         fc.array(fc.integer({ min: 0, max: 200 }), { maxLength: 500 }),
         (capacity, addresses) => {
-          const memo = new RecentAddresses<number>(capacity);
+          const memo = new BoundedMemo<number>(capacity);
           for (const a of addresses) {
             if (memo.get(String(a)) === undefined) memo.set(String(a), a);
             expect(memo.size).toBeLessThanOrEqual(capacity);
@@ -29,7 +29,7 @@ describe('RecentAddresses', () => {
   it('never returns a value stored for another address', () => {
     fc.assert(
       fc.property(fc.array(fc.integer({ min: 0, max: 50 }), { maxLength: 300 }), (addresses) => {
-        const memo = new RecentAddresses<number>(10);
+        const memo = new BoundedMemo<number>(10);
         for (const a of addresses) {
           const found = memo.get(String(a));
           if (found === undefined) memo.set(String(a), a);
@@ -40,7 +40,7 @@ describe('RecentAddresses', () => {
   });
 
   it('keeps an address in use through a flood of addresses seen once', () => {
-    const memo = new RecentAddresses<string>(100);
+    const memo = new BoundedMemo<string>(100);
     memo.set('203.0.113.7', 'kept');
     for (let i = 0; i < 10_000; i++) {
       memo.set(`10.0.${i >> 8}.${i & 255}`, 'flood');
@@ -51,7 +51,7 @@ describe('RecentAddresses', () => {
   });
 
   it('rejects a capacity below 2', () => {
-    expect(() => new RecentAddresses(1)).toThrow(RangeError);
-    expect(() => new RecentAddresses(2.5)).toThrow(RangeError);
+    expect(() => new BoundedMemo(1)).toThrow(RangeError);
+    expect(() => new BoundedMemo(2.5)).toThrow(RangeError);
   });
 });
