@@ -12,7 +12,8 @@
  *    the machine weigh on both modes alike, and stops them. Fresh processes per round, because on
  *    the reference machine the same program settles into a fast or a slow mode per process (up to
  *    1.4x apart, stable within the process): one pair for all rounds would measure that pair's
- *    luck. Per mode: a warm-up, a saturating wrk run (throughput, loaded latency) and a
+ *    luck. Each new process gets 5 s of load (BENCH_START_WARMUP) before either is measured.
+ *    Then per mode: a warm-up, a saturating wrk run (throughput, loaded latency) and a
  *    one-connection run (latency without queueing). wrk runs in its own process; everything
  *    talks over 127.0.0.1. Headline figures are medians of the per-round ratios and differences
  *    (see `report.ts`).
@@ -24,7 +25,7 @@
  * 5. Print the tables and, last, one JSON line.
  *
  * Knobs (development only; published figures use the defaults): BENCH_DURATION=5 (s per
- * saturated run), BENCH_SINGLE_DURATION=3, BENCH_WARMUP=1, BENCH_ROUNDS=6,
+ * saturated run), BENCH_SINGLE_DURATION=3, BENCH_WARMUP=1, BENCH_START_WARMUP=5, BENCH_ROUNDS=6,
  * BENCH_CONNECTIONS=16, BENCH_SWAP_WINDOW=8. BENCH_ADDRESS_MEMO=0 turns the client's memo of
  * recent addresses off: the 1000 addresses fit in it, so by default range lookups are mostly
  * remembered, as they are for returning visitors; with 0 every request searches the tables.
@@ -61,6 +62,7 @@ const config = {
   durationS: positiveInt('BENCH_DURATION', 5),
   singleDurationS: positiveInt('BENCH_SINGLE_DURATION', 3),
   warmupS: positiveInt('BENCH_WARMUP', 1),
+  startWarmupS: positiveInt('BENCH_START_WARMUP', 5),
   rounds: positiveInt('BENCH_ROUNDS', 6),
   connections: positiveInt('BENCH_CONNECTIONS', 16),
   swapWindowS: positiveInt('BENCH_SWAP_WINDOW', 8),
@@ -131,6 +133,18 @@ async function startApp(
       : {}),
     // BENCH_FIELD_MEMO=0: every request normalises and compares its fields (nothing remembered).
     ...(process.env.BENCH_FIELD_MEMO ? { RAMPART_FIELD_MEMO: process.env.BENCH_FIELD_MEMO } : {}),
+  });
+}
+
+/** Load on a freshly started app, so that it is compiled and warm when measured. */
+async function warmUp(app: AppProcess, mode: Mode, round: number, script: string): Promise<void> {
+  progress(`round ${round}, ${mode}: start-up warm-up ${config.startWarmupS} s`);
+  await runWrk({
+    url: `${app.url}${ROUTE}${QUERY}`,
+    connections: config.connections,
+    threads: 1,
+    durationS: config.startWarmupS,
+    script,
   });
 }
 
@@ -264,6 +278,11 @@ async function main(): Promise<void> {
       apps.off = await startApp('off', `off-${round}`, root, hub, first);
       apps.enforce = await startApp('enforce', `enforce-${round}`, root, hub, first);
       await waitForVersion(apps.enforce, 1, 30_000);
+      // Both fresh processes get the same load before either is measured: measured right after
+      // its start, the first of a round was still compiling (the enforcing app has more to
+      // compile, and 1000 addresses to meet), which biased rounds by their order.
+      for (const mode of ['off', 'enforce'] as const)
+        await warmUp(apps[mode] as AppProcess, mode, round, script);
       const order: Mode[] = round % 2 === 1 ? ['off', 'enforce'] : ['enforce', 'off'];
       for (const mode of order)
         runs.push(await measureMode(apps[mode] as AppProcess, mode, round, script));

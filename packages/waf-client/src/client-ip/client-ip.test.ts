@@ -95,6 +95,27 @@ describe('resolveClientIp on keep-alive connections', () => {
     ).toBe('10.0.0.1');
   });
 
+  it('remembers a header per trusted-proxy set, and never one trusted peer for another', () => {
+    const narrow = new TrustedProxies(['10.0.0.0/8']);
+    const wide = new TrustedProxies(['10.0.0.0/8', '198.51.100.0/24']);
+    const header = '203.0.113.1, 198.51.100.1';
+    for (let i = 0; i < 2; i++) {
+      expect(resolveClientIp(onSocket({ remoteAddress: '10.0.0.1' }, header), narrow)).toBe(
+        '198.51.100.1',
+      );
+      expect(resolveClientIp(onSocket({ remoteAddress: '10.0.0.1' }, header), wide)).toBe(
+        '203.0.113.1',
+      );
+    }
+    // a header that names no client: each trusted peer that sent it is the client
+    expect(resolveClientIp(onSocket({ remoteAddress: '10.0.0.1' }, 'garbage'), narrow)).toBe(
+      '10.0.0.1',
+    );
+    expect(resolveClientIp(onSocket({ remoteAddress: '10.0.0.2' }, 'garbage'), narrow)).toBe(
+      '10.0.0.2',
+    );
+  });
+
   it('notices a socket object that now reports another peer', () => {
     const socket: { remoteAddress?: string } = { remoteAddress: '10.0.0.1' };
     expect(resolveClientIp(onSocket(socket, '198.51.100.1'), proxies)).toBe('198.51.100.1');

@@ -20,10 +20,14 @@
  * Only the rightmost 32 entries are examined; an attacker cannot make the walk long.
  */
 import type { IncomingMessage } from 'node:http';
+import { BoundedMemo } from '@rampart/rules-core/evaluator/bounded-memo';
 import { formatIpv4, formatIpv6, parseIpInto } from '@rampart/rules-core/ip/address';
 import type { TrustedProxies } from './trusted-proxies.js';
 
 const MAX_HOPS = 32;
+/** Header values remembered per trusted-proxy set, and the longest one remembered. */
+const FORWARDED_MEMO = 2048;
+const FORWARDED_MEMO_MAX_LENGTH = 256;
 const scratch = new Uint32Array(4);
 
 /** A connection's peer, as {@link resolveClientIp} found it. */
@@ -44,13 +48,38 @@ interface Peer {
  */
 const peers = new WeakMap<object, Peer>();
 
+/**
+ * Recent `X-Forwarded-For` values and the client each names ('' when it names none, so the peer
+ * is the client), per trusted-proxy set. Behind a load balancer every request carries the header
+ * and a client's requests repeat it; the answer depends on the header and the set only, so a
+ * value seen recently costs one map lookup instead of a walk. Bounded, as the evaluator's memos.
+ */
+const forwarded = new WeakMap<TrustedProxies, BoundedMemo<string>>();
+
 /** The client address of `req` (see the module comment); '' when the socket has none. */
 export function resolveClientIp(req: IncomingMessage, proxies: TrustedProxies): string {
   const peer = peerOf(req, proxies);
   if (!peer.trusted) return peer.address;
   const header = req.headers['x-forwarded-for'];
   if (header === undefined) return peer.address;
-  return walkForwardedFor(Array.isArray(header) ? header.join(',') : header, peer.address, proxies);
+  const text = Array.isArray(header) ? header.join(',') : header;
+  return forwardedClient(text, proxies) || peer.address;
+}
+
+/** The client `header` names for `proxies` ('' for none), remembered for short headers. */
+function forwardedClient(header: string, proxies: TrustedProxies): string {
+  if (header.length > FORWARDED_MEMO_MAX_LENGTH) return clientInHeader(header, proxies);
+  let memo = forwarded.get(proxies);
+  if (memo === undefined) {
+    memo = new BoundedMemo<string>(FORWARDED_MEMO);
+    forwarded.set(proxies, memo);
+  }
+  let client = memo.get(header);
+  if (client === undefined) {
+    client = clientInHeader(header, proxies);
+    memo.set(header, client);
+  }
+  return client;
 }
 
 function peerOf(req: IncomingMessage, proxies: TrustedProxies): Peer {
@@ -65,9 +94,13 @@ function peerOf(req: IncomingMessage, proxies: TrustedProxies): Peer {
   return peer;
 }
 
-/** Walks `X-Forwarded-For` right to left from the trusted `peer`. */
-export function walkForwardedFor(header: string, peer: string, proxies: TrustedProxies): string {
-  let client = peer;
+/**
+ * The client `header` names, walking right to left: the first untrusted address, or the
+ * leftmost when all are trusted, or the last one before a malformed entry; '' when the rightmost
+ * usable entry is already malformed (the trusted peer that sent it is then the client).
+ */
+function clientInHeader(header: string, proxies: TrustedProxies): string {
+  let client = '';
   let end = header.length;
   for (let hops = 0; hops < MAX_HOPS && end > 0; hops++) {
     const comma = header.lastIndexOf(',', end - 1);
