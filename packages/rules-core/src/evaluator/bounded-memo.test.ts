@@ -54,4 +54,13 @@ describe('BoundedMemo', () => {
     expect(() => new BoundedMemo(1)).toThrow(RangeError);
     expect(() => new BoundedMemo(2.5)).toThrow(RangeError);
   });
+
+  it('finds a key stored from a slice of a longer string, by an equal string', () => {
+    const memo = new BoundedMemo<number>(8);
+    const url = `/products/${'x'.repeat(40)}?q=${'y'.repeat(10_000)}`;
+    const path = url.slice(0, url.indexOf('?'));
+    memo.set(path, 7);
+    expect(memo.get(`/products/${'x'.repeat(40)}`)).toBe(7);
+    expect(memo.get(path)).toBe(7);
+  });
 });

@@ -42,11 +42,25 @@ export class BoundedMemo<V> {
     return old;
   }
 
+  /**
+   * Remembers `value` for `key`. The key is stored as a copy of its own: a string sliced from a
+   * longer one (a path cut from a 16 KB URL) would otherwise keep the whole of it alive, and the
+   * memo's memory would no longer be bounded by its keys' length.
+   */
   set(key: string, value: V): void {
     if (this.newer.size >= this.generation) {
       this.older = this.newer;
       this.newer = new Map();
     }
-    this.newer.set(key, value);
+    this.newer.set(ownCopy(key), value);
   }
+}
+
+/**
+ * A copy of `text` that shares no memory with another string. V8 makes slices of 13 characters
+ * or more views of their parent; a round trip through UTF-16 bytes makes a flat string of its own
+ * (code unit for code unit, so any string comes back equal).
+ */
+function ownCopy(text: string): string {
+  return text.length < 13 ? text : Buffer.from(text, 'utf16le').toString('utf16le');
 }

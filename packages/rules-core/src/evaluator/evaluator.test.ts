@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Snapshot } from '../snapshot/reader.js';
 import { openFixture, temporaryDirectory } from '../test-support/snapshot-fixture.js';
-import { Evaluator } from './evaluator.js';
+import { Evaluator, MAX_RATE_LIMIT_KEY } from './evaluator.js';
+import { type RateLimiter, SlidingWindowLimiter } from './rate-limiter.js';
 import type { RequestInfo } from './request.js';
 
 const tmp = temporaryDirectory();
@@ -395,6 +396,56 @@ describe('rate limits', () => {
     // Another client has its own counter; a GET does not count.
     expect(evaluator.evaluate({ ...login, ip: '192.0.2.11' }, now).action).toBe('pass');
     expect(evaluator.evaluate({ ...login, method: 'GET' }, now).rateLimit).toBeNull();
+    snapshot.close();
+  });
+
+  it('counts long header and path keys apart and together as they are, storing them bounded', async () => {
+    const snapshot = await openFixture(tmp.dir, {
+      rules: [
+        {
+          id: 'per-key',
+          type: 'rate_limit',
+          key: { kind: 'header', name: 'x-api-key' },
+          windowSeconds: 60,
+          limit: 2,
+        },
+        {
+          id: 'per-page',
+          type: 'rate_limit',
+          key: { kind: 'ip_path' },
+          windowSeconds: 60,
+          limit: 2,
+        },
+      ],
+    });
+    const keys: string[] = [];
+    const inner = new SlidingWindowLimiter();
+    const recording: RateLimiter = {
+      series: (ruleId, windowMs) => {
+        const series = inner.series(ruleId, windowMs);
+        return {
+          hit: (key, limit, now) => {
+            keys.push(key);
+            return series.hit(key, limit, now);
+          },
+        };
+      },
+    };
+    const evaluator = new Evaluator(snapshot, { rateLimiter: recording });
+    const long = (c: string) => c.repeat(10_000);
+    const call = (key: string, path: string) =>
+      evaluator.evaluate(request({ headers: { 'x-api-key': key }, path }), 1_000);
+    // the same long key is one counter; keys differing only far in are two
+    expect(call(long('a'), '/a').action).toBe('pass');
+    expect(call(long('a'), '/b').action).toBe('pass');
+    expect(call(long('a'), '/c')).toMatchObject({ action: 'rate_limit', ruleId: 'per-key' });
+    expect(call(`${long('a')}b`, '/d').action).toBe('pass');
+    // a long path: the same one twice more is limited, per address
+    const path = `/${long('p')}`;
+    expect(call('k1', path).action).toBe('pass');
+    expect(call('k2', path).action).toBe('pass');
+    expect(call('k3', path)).toMatchObject({ action: 'rate_limit', ruleId: 'per-page' });
+    expect(Math.max(...keys.map((k) => k.length))).toBeLessThanOrEqual(MAX_RATE_LIMIT_KEY);
     snapshot.close();
   });
 

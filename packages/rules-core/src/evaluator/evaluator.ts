@@ -25,6 +25,7 @@
  * label set computed on first use and cached, a bounded memo of recent addresses' range results,
  * patterns compiled once per snapshot and indexed by field (see `pattern-index.ts`).
  */
+import { createHash } from 'node:crypto';
 import { parseIpInto } from '../ip/address.js';
 import {
   labelSetCount,
@@ -370,10 +371,24 @@ function rateLimitKey(key: RateLimitKey, view: RequestView): string {
     case 'ip':
       return view.request.ip;
     case 'ip_path':
-      return `${view.request.ip} ${view.path()}`;
+      return boundedKey(`${view.request.ip} ${view.path()}`);
     case 'header':
-      return view.header(key.name) ?? '';
+      return boundedKey(view.header(key.name) ?? '');
   }
+}
+
+/** Longest rate-limit key stored as it is. */
+export const MAX_RATE_LIMIT_KEY = 128;
+
+/**
+ * A path or a header can be kilobytes long, and the limiter holds up to its capacity of keys (100
+ * 000 by default): a client cycling long values must not make it hold gigabytes. Longer keys are
+ * stored as their SHA-256 behind a NUL, which neither a path nor a header value can contain, so
+ * they never collide with a short key.
+ */
+function boundedKey(text: string): string {
+  if (text.length <= MAX_RATE_LIMIT_KEY) return text;
+  return `\u0000${createHash('sha256').update(text).digest('base64url')}`;
 }
 
 /** Maps each label of a category to the positions of the rules that name it. */

@@ -110,7 +110,7 @@ function clientInHeader(header: string, proxies: TrustedProxies): string {
     // One parse per entry: its canonical text and its trust both come from `scratch`.
     const family = parseIpInto(entry, scratch);
     if (family !== 4 && family !== 6) return client; // malformed: stop at the last trusted hop
-    client = canonical(entry, family);
+    client = canonical(family);
     if (!proxies.containsParsed(family, scratch)) return client;
   }
   return client;
@@ -122,14 +122,17 @@ function clientInHeader(header: string, proxies: TrustedProxies): string {
  */
 export function normalizeIp(text: string): string {
   const family = parseIpInto(text, scratch);
-  return family === 4 || family === 6 ? canonical(text, family) : '';
+  return family === 4 || family === 6 ? canonical(family) : '';
 }
 
-/** The canonical text of `text`, just parsed into `scratch` as `family`. */
-function canonical(text: string, family: 4 | 6): string {
-  // An IPv4 dotted quad is already canonical (the parser refuses leading zeros).
-  if (family === 4) return text.indexOf(':') === -1 ? text : formatIpv4(scratch[0] as number);
-  return formatIpv6(scratch);
+/**
+ * The canonical text of the address just parsed into `scratch` as `family`. Always a new string,
+ * even for a dotted quad that is already canonical: an entry sliced from a long
+ * `X-Forwarded-For` would keep the whole header alive in every rate-limit key and memo that holds
+ * the address.
+ */
+function canonical(family: 4 | 6): string {
+  return family === 4 ? formatIpv4(scratch[0] as number) : formatIpv6(scratch);
 }
 
 /** `1.2.3.4:80` -> `1.2.3.4`, `[2001:db8::1]:443` -> `2001:db8::1`, anything else unchanged. */
