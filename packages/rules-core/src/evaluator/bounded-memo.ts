@@ -61,6 +61,6 @@ export class BoundedMemo<V> {
  * or more views of their parent; a round trip through UTF-16 bytes makes a flat string of its own
  * (code unit for code unit, so any string comes back equal).
  */
-function ownCopy(text: string): string {
+export function ownCopy(text: string): string {
   return text.length < 13 ? text : Buffer.from(text, 'utf16le').toString('utf16le');
 }

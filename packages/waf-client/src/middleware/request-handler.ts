@@ -23,7 +23,13 @@ import type { TrustedProxies } from '../client-ip/trusted-proxies.js';
 import type { RampartConfig, RampartMode } from '../config/options.js';
 import { describeError, type GuardedLogger } from '../logging/logger.js';
 import type { ReportFlusher } from '../reports/report-flusher.js';
-import type { Outcome, ReportAction, ReportQueue } from '../reports/report-queue.js';
+import {
+  type Outcome,
+  REPORT_TEXT_LIMITS,
+  type ReportAction,
+  type ReportQueue,
+  reportText,
+} from '../reports/report-queue.js';
 import {
   blockRefusal,
   type Refusal,
@@ -249,9 +255,9 @@ export class RequestHandler {
       time: Date.now(),
       ip: info.clientIp,
       method: req.method ?? '',
-      host: req.headers.host ?? '',
-      path: q === -1 ? url : url.slice(0, q),
-      userAgent: req.headers['user-agent'] ?? '',
+      host: reportText(req.headers.host ?? '', REPORT_TEXT_LIMITS.host),
+      path: reportText(q === -1 ? url : url.slice(0, q), REPORT_TEXT_LIMITS.path),
+      userAgent: reportText(req.headers['user-agent'] ?? '', REPORT_TEXT_LIMITS.userAgent),
       action,
       mode,
       outcome,

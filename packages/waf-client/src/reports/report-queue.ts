@@ -13,7 +13,20 @@
  * A batch that cannot be delivered gives its counts back ({@link mergeCounts}), so the totals
  * the hub eventually receives stay exact even across failed batches; its events are dropped.
  */
+import { ownCopy } from '@rampart/rules-core/evaluator/bounded-memo';
 import type { DecisionAction, DecisionCategory } from '@rampart/rules-core/evaluator/decision';
+
+/** Longest path, user agent and host an event keeps (longer ones are cut). */
+export const REPORT_TEXT_LIMITS = Object.freeze({ path: 1024, userAgent: 512, host: 256 });
+
+/**
+ * `text` as a report event keeps it: cut to `max` characters, in memory of its own. Events wait
+ * in a queue of up to `reportQueueSize` (10 000) while the hub is unreachable, and a path is a
+ * slice of a URL of up to 16 KB that would otherwise stay alive with it.
+ */
+export function reportText(text: string, max: number): string {
+  return ownCopy(text.length > max ? text.slice(0, max) : text);
+}
 
 /** What the client did with the request. */
 export type Outcome = 'passed' | 'blocked' | 'rate_limited' | 'failed_open' | 'failed_closed';

@@ -22,6 +22,7 @@ import {
 import { type ReportReceiver, startReportReceiver } from '../test-support/report-receiver.js';
 import { buildSnapshot, STANDARD_RULES } from '../test-support/snapshots.js';
 import type { ReportBatch } from './report-flusher.js';
+import { REPORT_TEXT_LIMITS } from './report-queue.js';
 
 let hub: FakeHub;
 beforeAll(async () => {
@@ -99,6 +100,26 @@ describe('reports', () => {
       pending: 0,
       batchesSent: 3,
     });
+  });
+
+  it('keeps long paths, user agents and hosts cut to a bounded length', async () => {
+    const { client, receiver } = await setup({ reportBatchSize: 1 });
+    const req = fakeRequest(
+      `/wp-admin/${'p'.repeat(20_000)}?q=${'x'.repeat(10)}`,
+      '203.0.113.9',
+      'GET',
+      {
+        'user-agent': `Agent/${'u'.repeat(20_000)}`,
+        host: `${'h'.repeat(20_000)}.example`,
+      },
+    );
+    client.rampart.middleware(req, fakeResponse(), () => {});
+    await eventually('one batch', () => receiver.batches.length === 1);
+    const event = receiver.batches[0]?.events[0];
+    expect(event?.path).toBe(`/wp-admin/${'p'.repeat(REPORT_TEXT_LIMITS.path - 10)}`);
+    expect(event?.userAgent).toHaveLength(REPORT_TEXT_LIMITS.userAgent);
+    expect(event?.host).toHaveLength(REPORT_TEXT_LIMITS.host);
+    expect(event).toMatchObject({ action: 'block', ruleId: 'wp' });
   });
 
   it('sends partial batches every interval, counts alone when nothing was sampled', async () => {
