@@ -12,13 +12,45 @@ import {
   referenceSubstitute,
   ruleAst,
 } from '../regex/testing/backtracking-reference.js';
-import { type Chunking, runChunks, split } from '../regex/testing/run-substitution.js';
-import { compileRuleSet, type MatchKind } from './rule-set.js';
+import {
+  type Chunking,
+  type RunResult,
+  runChunks,
+  split,
+} from '../regex/testing/run-substitution.js';
+import { compileRuleSet, type MatchKind, type SubstitutionRule } from './rule-set.js';
 import { Substituter } from './substituter.js';
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 const g = (pattern: string, replacement: string) => ({ pattern, replacement, flags: 'g' });
 const unlimited = { maxBufferedBytes: Number.POSITIVE_INFINITY };
+
+/** What a run shows to a user: its output, statistics and warnings. */
+const observed = (r: RunResult) => ({
+  out: hex(r.output),
+  stats: r.substituter.stats,
+  warnings: r.warnings,
+});
+
+/** Bodies of 20-300 bytes with a random chunking, for the prefilter's longer idle stretches. */
+const longChunkedBody = fc
+  .array(fc.constantFrom(...BODY_BYTES), { minLength: 20, maxLength: 300 })
+  .map((bytes) => Buffer.from(bytes))
+  .chain((b) => fc.tuple(fc.constant(b), cuts(b.length)));
+
+/** The fast loop, whole and cut at `points`, observed exactly as the general path. */
+function expectFastLikeGeneral(
+  rules: readonly SubstitutionRule[],
+  input: Uint8Array,
+  points: readonly number[],
+  maxBufferedBytes: number,
+): void {
+  const run = (fastPaths: boolean, chunking: Chunking) =>
+    observed(runChunks(rules, input, chunking, { maxBufferedBytes, fastPaths }));
+  const general = run(false, 'whole');
+  expect(run(true, 'whole')).toEqual(general);
+  expect(run(true, points)).toEqual(general);
+}
 
 describe('substitution properties', () => {
   it('streamed output equals single-chunk output for every chunking', () => {
@@ -102,15 +134,15 @@ describe('substitution properties', () => {
         fc.constantFrom('leftmost-first', 'leftmost-longest') as fc.Arbitrary<MatchKind>,
         fc.boolean(),
         (rules, [input, points], maxBufferedBytes, matchKind, prefilter) => {
-          const run = (fastPaths: boolean) => {
-            const r = runChunks(rules, input, points, {
-              maxBufferedBytes,
-              matchKind,
-              prefilter,
-              fastPaths,
-            });
-            return { out: hex(r.output), stats: r.substituter.stats, warnings: r.warnings };
-          };
+          const run = (fastPaths: boolean) =>
+            observed(
+              runChunks(rules, input, points, {
+                maxBufferedBytes,
+                matchKind,
+                prefilter,
+                fastPaths,
+              }),
+            );
           expect(run(true)).toEqual(run(false));
         },
       ),
@@ -140,15 +172,8 @@ describe('substitution properties', () => {
         fc.array(tailRule, { minLength: 1, maxLength: 3 }),
         abcBody.chain((b) => fc.tuple(fc.constant(b), cuts(b.length))),
         fc.constantFrom(Number.POSITIVE_INFINITY, 2, 4),
-        (rules, [input, points], maxBufferedBytes) => {
-          const run = (fastPaths: boolean, chunking: Chunking) => {
-            const r = runChunks(rules, input, chunking, { maxBufferedBytes, fastPaths });
-            return { out: hex(r.output), stats: r.substituter.stats, warnings: r.warnings };
-          };
-          const general = run(false, 'whole');
-          expect(run(true, 'whole')).toEqual(general);
-          expect(run(true, points)).toEqual(general);
-        },
+        (rules, [input, points], maxBufferedBytes) =>
+          expectFastLikeGeneral(rules, input, points, maxBufferedBytes),
       ),
       { numRuns: 400 },
     );
@@ -170,15 +195,8 @@ describe('substitution properties', () => {
         rules,
         input.chain((b) => fc.tuple(fc.constant(b), cuts(b.length))),
         fc.integer({ min: 0, max: 24 }),
-        (set, [body, points], maxBufferedBytes) => {
-          const run = (fastPaths: boolean, chunking: Chunking) => {
-            const r = runChunks(set, body, chunking, { maxBufferedBytes, fastPaths });
-            return { out: hex(r.output), stats: r.substituter.stats, warnings: r.warnings };
-          };
-          const general = run(false, 'whole');
-          expect(run(true, 'whole')).toEqual(general);
-          expect(run(true, points)).toEqual(general);
-        },
+        (set, [body, points], maxBufferedBytes) =>
+          expectFastLikeGeneral(set, body, points, maxBufferedBytes),
       ),
       { numRuns: 500 },
     );
@@ -197,13 +215,10 @@ describe('substitution properties', () => {
       replacement: fc.constantFrom('X', '<$&>'),
       flags: fc.constantFrom('g', 'gi'),
     });
-    const longBody = fc
-      .array(fc.constantFrom(...BODY_BYTES), { minLength: 20, maxLength: 300 })
-      .map((bytes) => Buffer.from(bytes));
     fc.assert(
       fc.property(
         fc.array(rule, { minLength: 1, maxLength: 3 }),
-        longBody.chain((b) => fc.tuple(fc.constant(b), cuts(b.length))),
+        longChunkedBody,
         (rules, [input, points]) => {
           const general = runChunks(rules, input, 'whole', { fastPaths: false }).output;
           expect(hex(runChunks(rules, input, points).output)).toBe(hex(general));
@@ -214,18 +229,11 @@ describe('substitution properties', () => {
   });
 
   it('the idle-state prefilter changes nothing (longer bodies, random chunking)', () => {
-    const longBody = fc
-      .array(fc.constantFrom(...BODY_BYTES), { minLength: 20, maxLength: 300 })
-      .map((bytes) => Buffer.from(bytes));
     fc.assert(
-      fc.property(
-        ruleSet,
-        longBody.chain((b) => fc.tuple(fc.constant(b), cuts(b.length))),
-        (rules, [input, points]) => {
-          const plain = runChunks(rules, input, points, { ...unlimited, prefilter: false }).output;
-          expect(hex(runChunks(rules, input, points, unlimited).output)).toBe(hex(plain));
-        },
-      ),
+      fc.property(ruleSet, longChunkedBody, (rules, [input, points]) => {
+        const plain = runChunks(rules, input, points, { ...unlimited, prefilter: false }).output;
+        expect(hex(runChunks(rules, input, points, unlimited).output)).toBe(hex(plain));
+      }),
       { numRuns: 300 },
     );
   });
