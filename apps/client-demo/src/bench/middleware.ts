@@ -43,7 +43,7 @@ import { type AppProcess, startAppProcess } from './app-process.js';
 import { changeOf, prepareBenchData } from './bench-data.js';
 import { type BenchHub, startBenchHub } from './bench-hub.js';
 import { formatReport, type Mode, type ModeRun, type SwapWindow } from './report.js';
-import { runWrk, writeWrkScript } from './wrk.js';
+import { runWrk, type WrkResult, writeWrkScript } from './wrk.js';
 
 const ROUTE = '/robots.txt';
 /** Query string of a typical page view (parsed by the WAF, ignored by the route). */
@@ -139,13 +139,17 @@ async function startApp(
 /** Load on a freshly started app, so that it is compiled and warm when measured. */
 async function warmUp(app: AppProcess, mode: Mode, round: number, script: string): Promise<void> {
   progress(`round ${round}, ${mode}: start-up warm-up ${config.startWarmupS} s`);
-  await runWrk({
-    url: `${app.url}${ROUTE}${QUERY}`,
-    connections: config.connections,
-    threads: 1,
-    durationS: config.startWarmupS,
-    script,
-  });
+  await loadRoute(app, script, config.startWarmupS);
+}
+
+/** wrk against the benchmarked route of `app`: one thread, `connections` (default the knob). */
+function loadRoute(
+  app: AppProcess,
+  script: string,
+  durationS: number,
+  connections = config.connections,
+): Promise<WrkResult> {
+  return runWrk({ url: `${app.url}${ROUTE}${QUERY}`, connections, threads: 1, durationS, script });
 }
 
 async function measureMode(
@@ -154,31 +158,12 @@ async function measureMode(
   round: number,
   script: string,
 ): Promise<ModeRun> {
-  const url = `${app.url}${ROUTE}${QUERY}`;
   progress(`round ${round}, ${mode}: warm-up ${config.warmupS} s`);
-  await runWrk({
-    url,
-    connections: config.connections,
-    threads: 1,
-    durationS: config.warmupS,
-    script,
-  });
+  await loadRoute(app, script, config.warmupS);
   progress(`round ${round}, ${mode}: ${config.connections} connections x ${config.durationS} s`);
-  const saturated = await runWrk({
-    url,
-    connections: config.connections,
-    threads: 1,
-    durationS: config.durationS,
-    script,
-  });
+  const saturated = await loadRoute(app, script, config.durationS);
   progress(`round ${round}, ${mode}: 1 connection x ${config.singleDurationS} s`);
-  const single = await runWrk({
-    url,
-    connections: 1,
-    threads: 1,
-    durationS: config.singleDurationS,
-    script,
-  });
+  const single = await loadRoute(app, script, config.singleDurationS, 1);
   return { mode, round, saturated, single };
 }
 
@@ -189,13 +174,7 @@ async function loadWindow(
   during: () => Promise<void>,
 ): Promise<{ maxStallMs: number; errors: number }> {
   await getJson<LoopDelay>(`${app.url}/__bench/loop-delay?reset=1`);
-  const load = runWrk({
-    url: `${app.url}${ROUTE}${QUERY}`,
-    connections: config.connections,
-    threads: 1,
-    durationS: config.swapWindowS,
-    script,
-  });
+  const load = loadRoute(app, script, config.swapWindowS);
   await during();
   const result = await load;
   const delay = await getJson<LoopDelay>(`${app.url}/__bench/loop-delay?reset=1`);
