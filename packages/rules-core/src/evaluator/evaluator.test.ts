@@ -258,6 +258,25 @@ describe('datasets', () => {
     expect(v('100.67.0.1').action).toBe('pass');
     snapshot.close();
   });
+
+  it('resolves a label set once and answers the same from then on', async () => {
+    const snapshot = await openFixture(tmp.dir, {
+      rules: [{ id: 'hoster', type: 'asn', action: 'block', asns: [64500] }],
+      asn: [
+        ['100.65.0.0/16', 64500, 'Example Hosting'],
+        ['100.68.0.0/16', 64501, 'Another Network'],
+      ],
+    });
+    // No address memo: every evaluation looks the address up and reads the set's slot.
+    const evaluator = new Evaluator(snapshot, { addressMemo: 0 });
+    for (let round = 0; round < 3; round++) {
+      expect(evaluator.evaluate(request({ ip: '100.65.0.1' }))).toMatchObject({ ruleId: 'hoster' });
+      expect(evaluator.evaluate(request({ ip: '100.65.9.9' }))).toMatchObject({ ruleId: 'hoster' });
+      expect(evaluator.evaluate(request({ ip: '100.68.0.1' })).action).toBe('pass'); // a set no rule names
+      expect(evaluator.evaluate(request({ ip: '100.69.0.1' })).action).toBe('pass'); // no set
+    }
+    snapshot.close();
+  });
 });
 
 describe('patterns', () => {

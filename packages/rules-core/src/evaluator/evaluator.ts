@@ -108,8 +108,14 @@ interface CategoryIndex {
   readonly category: RangeCategory;
   readonly table: RangeTable;
   readonly rulesOfLabel: LabelIndex;
-  /** Per label set: the positions of the rules it matches, sorted; filled on first use. */
-  readonly cache: (readonly number[] | undefined)[];
+  /**
+   * Per label set, the rules it matches, resolved on first use: 0 = not resolved yet, -1 = no
+   * rule, k > 0 = `resolved[k - 1]` (positions, sorted). A typed array because a table can have
+   * ~100k label sets: it is allocated zeroed in well under a millisecond, where any JS array of
+   * that length costs several (the evaluator is built synchronously during a snapshot swap).
+   */
+  readonly slots: Int32Array;
+  readonly resolved: (readonly number[])[];
 }
 
 const NONE: readonly number[] = Object.freeze([]);
@@ -162,9 +168,8 @@ export class Evaluator {
       category,
       table: snapshot.tables[category],
       rulesOfLabel: labelIndex(category, snapshot),
-      // Array.from, not `new Array(n)`: from about 16k elements the latter makes V8 give up its
-      // fast path for every `new Array` in the process (the ArrayConstructor protector).
-      cache: Array.from({ length: labelSetCount(snapshot.tables[category]) }),
+      slots: new Int32Array(labelSetCount(snapshot.tables[category])),
+      resolved: [],
     }));
     const patterns = this.rules.flatMap((c) =>
       c.rule.type === 'pattern' ? [{ ...c, conditions: compileConditions(c.rule.when) }] : [],
@@ -252,15 +257,19 @@ export class Evaluator {
   }
 
   private rulesOfSet(c: CategoryIndex, set: number): readonly number[] {
-    let positions = c.cache[set];
-    if (positions === undefined) {
-      const found = new Set<number>();
-      for (const label of labelsOfSet(c.table, set)) {
-        for (const position of c.rulesOfLabel(label) ?? NONE) found.add(position);
-      }
-      positions = found.size === 0 ? NONE : [...found].sort((a, b) => a - b);
-      c.cache[set] = positions;
+    const slot = c.slots[set] as number;
+    if (slot > 0) return c.resolved[slot - 1] as readonly number[];
+    if (slot < 0) return NONE;
+    const found = new Set<number>();
+    for (const label of labelsOfSet(c.table, set)) {
+      for (const position of c.rulesOfLabel(label) ?? NONE) found.add(position);
     }
+    if (found.size === 0) {
+      c.slots[set] = -1;
+      return NONE;
+    }
+    const positions = [...found].sort((a, b) => a - b);
+    c.slots[set] = c.resolved.push(positions);
     return positions;
   }
 
