@@ -12,6 +12,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { labelsOfSet, lookupV4 } from '../ip/range-table.js';
 import { temporaryDirectory, writeFixture } from '../test-support/snapshot-fixture.js';
+import { quickCheck, quickCheckOnWorker } from './integrity-check.js';
 import { openSnapshot, SnapshotOpenError } from './reader.js';
 import { RANGE_BLOCK_SIZE, SCHEMA_VERSION } from './schema.js';
 
@@ -119,6 +120,47 @@ describe('openSnapshot', () => {
     writeSync(fd, Buffer.alloc(8192, 0xa5), 0, 8192, Math.floor(size / 2) & ~4095);
     closeSync(fd);
     expect((await refusal(path)).reason).toBe('corrupt');
+  });
+
+  it('runs the integrity check with the runner it is given, and trusts its verdict', async () => {
+    const path = writeFixture(tmp.dir, { rules: RULES }, 'runner.sqlite');
+    const checked: string[] = [];
+    const snapshot = await openSnapshot(path, {
+      integrityCheck: async (file) => {
+        checked.push(file);
+        return quickCheck(file);
+      },
+    });
+    expect(checked).toEqual([path]);
+    snapshot.close();
+    const said = await openSnapshot(path, {
+      integrityCheck: async () =>
+        '*** in database main ***\nPage 7: btreeInitPage() returns error code 11',
+    }).catch((e: unknown) => e as SnapshotOpenError);
+    expect(said).toMatchObject({ reason: 'corrupt', message: expect.stringMatching(/Page 7/) });
+    const failed = await openSnapshot(path, {
+      integrityCheck: () => Promise.reject(new Error('the thread is gone')),
+    }).catch((e: unknown) => e as SnapshotOpenError);
+    expect(failed).toMatchObject({
+      reason: 'corrupt',
+      message: expect.stringMatching(/integrity check failed to run: the thread is gone/),
+    });
+  });
+
+  it('finds damaged pages with the synchronous check as with the worker', async () => {
+    const path = writeFixture(
+      tmp.dir,
+      { rules: RULES, country: bigCountryData(5000) },
+      'damaged-sync.sqlite',
+    );
+    expect(quickCheck(path)).toBe('ok');
+    const size = statSync(path).size;
+    const fd = openSync(path, 'r+');
+    writeSync(fd, Buffer.alloc(8192, 0xa5), 0, 8192, Math.floor(size / 2) & ~4095);
+    closeSync(fd);
+    const verdict = quickCheck(path);
+    expect(verdict).not.toBe('ok');
+    expect(await quickCheckOnWorker(path)).toBe(verdict);
   });
 
   it('refuses another schema version, naming both versions', async () => {

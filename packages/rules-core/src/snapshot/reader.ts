@@ -12,13 +12,12 @@
  * same table in the snapshot in use (`reuseTablesOf`) is not read at all: the arrays are shared.
  */
 import { closeSync, openSync, readSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { endianness } from 'node:os';
-import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { BucketIndexBuilder, type RangeTable } from '../ip/range-table.js';
 import type { Rule } from '../rules/model.js';
 import { describeIssues, RuleListParser } from '../rules/validate.js';
+import { type IntegrityCheck, quickCheckOnWorker } from './integrity-check.js';
 import {
   META,
   RANGE_CATEGORIES,
@@ -72,8 +71,13 @@ export interface Snapshot extends SnapshotInfo {
 }
 
 export interface OpenSnapshotOptions {
-  /** Run `PRAGMA quick_check` (default true). Only tests of the loader itself turn it off. */
-  readonly integrityCheck?: boolean;
+  /**
+   * How to run `PRAGMA quick_check`, which reads the whole file: by default on a worker thread
+   * started for this open. A long-running process that opens snapshots under load passes a
+   * runner on a thread it keeps (starting a thread costs tens of milliseconds of CPU, taken
+   * from the requests on a busy host). `false` skips the check: only tests of the loader do.
+   */
+  readonly integrityCheck?: boolean | IntegrityCheck;
   /**
    * The snapshot in use, whose range tables may be shared where the new file's are the same
    * (equal digests): a rule-only change then loads no ranges and allocates no new table memory.
@@ -92,12 +96,17 @@ export async function openSnapshot(
   if (endianness() !== 'LE')
     throw new SnapshotOpenError(path, 'corrupt', 'snapshots are read on little-endian hosts only');
   checkMagic(path);
+  const check = options.integrityCheck ?? true;
   const integrity =
-    options.integrityCheck === false ? Promise.resolve('ok') : quickCheckOnWorker(path);
+    check === false
+      ? Promise.resolve('ok')
+      : (check === true ? quickCheckOnWorker : check)(path).catch(
+          (error: unknown) => `integrity check failed to run: ${(error as Error).message}`,
+        );
   let db: Database.Database | undefined;
   const budget = new TurnBudget();
   try {
-    await budget.yield(); // starting the worker thread took a few milliseconds
+    await budget.yield(); // starting a worker thread takes a few milliseconds
     db = new Database(path, { readonly: true, fileMustExist: true });
     const info = readInfo(db, path);
     const rules = await readRules(db, path, budget);
@@ -137,43 +146,6 @@ function checkMagic(path: string): void {
   } finally {
     closeSync(fd);
   }
-}
-
-/** Runs `PRAGMA quick_check` on its own connection in a worker thread; resolves "ok" or the problem. */
-function quickCheckOnWorker(path: string): Promise<string> {
-  const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-  const source = `
-    const { parentPort, workerData } = require('node:worker_threads');
-    const os = require('node:os');
-    // Background work: on Linux the nice value is per thread, so this thread alone yields the CPU
-    // to the server's requests (elsewhere it would lower the whole process: left alone).
-    if (process.platform === 'linux') {
-      try { os.setPriority(os.constants.priority.PRIORITY_BELOW_NORMAL); } catch {}
-    }
-    const Database = require(workerData.driver);
-    let verdict;
-    try {
-      const db = new Database(workerData.path, { readonly: true, fileMustExist: true });
-      const rows = db.pragma('quick_check');
-      db.close();
-      verdict = rows.map((r) => Object.values(r)[0]).join('; ');
-    } catch (error) {
-      verdict = String(error && error.message || error);
-    }
-    parentPort.postMessage({ rampartQuickCheck: verdict });
-  `;
-  return new Promise((resolve) => {
-    const worker = new Worker(source, { eval: true, workerData: { driver, path } });
-    // Only our own message counts: under `node --watch`, Node itself posts module-loading
-    // notices from every thread.
-    worker.on('message', (message: unknown) => {
-      if (typeof message === 'object' && message !== null && 'rampartQuickCheck' in message) {
-        resolve(String((message as { rampartQuickCheck: unknown }).rampartQuickCheck));
-      }
-    });
-    worker.once('error', (error) => resolve(`integrity worker failed: ${error.message}`));
-    worker.once('exit', (code) => resolve(`integrity worker exited with code ${code}`));
-  });
 }
 
 function readInfo(db: Database.Database, path: string): SnapshotInfo {

@@ -1,12 +1,16 @@
 /**
  * The worker thread of {@link PollWorker} (`poll-worker.ts`): runs `pollHub` for each request
  * the main thread posts and posts the result back. Its own heap takes the download's garbage.
+ * It also runs the integrity check of each snapshot the client opens (`quickCheck`), so that a
+ * swap starts no thread of its own.
  *
- * Messages in: `{ rampartPoll: id, request }` (a PollRequest without its signal) and
- * `{ rampartAbort: id }`. Out: `{ rampartPoll: id, result }` or `{ rampartPoll: id, error }`.
+ * Messages in: `{ rampartPoll: id, request }` (a PollRequest without its signal),
+ * `{ rampartAbort: id }` and `{ rampartCheck: id, path }`. Out: `{ rampartPoll: id, result }`,
+ * `{ rampartPoll: id, error }` or `{ rampartCheck: id, verdict }`.
  */
 import { constants, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
+import { quickCheck } from '@rampart/rules-core/snapshot/integrity-check';
 import { GuardedLogger } from '../logging/logger.js';
 import { DownloadError, type PollRequest, pollHub } from './snapshot-download.js';
 import { SnapshotStore } from './snapshot-store.js';
@@ -17,7 +21,8 @@ interface Data {
 
 type Incoming =
   | { readonly rampartPoll: number; readonly request: Omit<PollRequest, 'signal'> }
-  | { readonly rampartAbort: number };
+  | { readonly rampartAbort: number }
+  | { readonly rampartCheck: number; readonly path: string };
 
 const port = parentPort;
 if (port === null) throw new Error('poll-worker-main runs as a worker thread only');
@@ -47,6 +52,12 @@ void fetch('data:,').then(
 port.on('message', (message: Incoming) => {
   if ('rampartAbort' in message) {
     running.get(message.rampartAbort)?.abort();
+    return;
+  }
+  if ('rampartCheck' in message) {
+    // Synchronous: this thread does nothing else meanwhile (the client opens a snapshot only
+    // after its poll has settled, and polls never overlap).
+    port.postMessage({ rampartCheck: message.rampartCheck, verdict: quickCheck(message.path) });
     return;
   }
   const id = message.rampartPoll;

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type FakeHub, startFakeHub } from '../test-support/fake-hub.js';
@@ -72,5 +72,27 @@ describe('PollWorker', () => {
     await expect(polled).rejects.toThrow(/poll worker exited/);
     hub.misbehave = { kind: 'none' };
     await expect(worker.poll(request(hub))).resolves.toMatchObject({ kind: 'downloaded' });
+  });
+
+  it('runs the integrity check of a snapshot file on its thread', async () => {
+    const { hub, worker, dataDir } = await setup();
+    const bytes = hub.snapshot?.bytes ?? Buffer.alloc(0);
+    const good = join(dataDir, 'good.sqlite');
+    writeFileSync(good, bytes);
+    await expect(worker.quickCheck(good)).resolves.toBe('ok');
+    // The last pages cut off: SQLite's header still promises them.
+    const cut = join(dataDir, 'cut.sqlite');
+    writeFileSync(cut, bytes.subarray(0, 4096 * 2));
+    await expect(worker.quickCheck(cut)).resolves.not.toBe('ok');
+    await expect(worker.quickCheck(join(dataDir, 'missing.sqlite'))).resolves.toMatch(
+      /unable to open|does not exist/,
+    );
+    // Checks and polls share the thread and each gets its own answer.
+    const [checked, polled] = await Promise.all([
+      worker.quickCheck(good),
+      worker.poll(request(hub)),
+    ]);
+    expect(checked).toBe('ok');
+    expect(polled).toMatchObject({ kind: 'downloaded' });
   });
 });

@@ -10,8 +10,13 @@
  * CPU that requests leave.
  *
  * The worker is started on the first poll and kept; it holds the process open only while a poll
- * is in flight, as the request itself would on the main thread. If it dies, the polls in flight fail with a {@link DownloadError} and the next poll
- * starts a new one. It runs the compiled `dist/sync/poll-worker-main.js` of this package.
+ * is in flight, as the request itself would on the main thread. If it dies, the polls in flight
+ * fail with a {@link DownloadError} and the next poll starts a new one. It runs the compiled
+ * `dist/sync/poll-worker-main.js` of this package.
+ *
+ * The same thread runs the integrity check of every snapshot the client opens
+ * ({@link PollWorker.quickCheck}): a fresh thread per swap would boot a V8 isolate at normal
+ * priority, tens of milliseconds of CPU taken from the requests.
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
@@ -21,17 +26,19 @@ const WORKER_MAIN = createRequire(import.meta.url).resolve(
   '@rampart/waf-client/sync/poll-worker-main',
 );
 
-interface Pending {
-  readonly resolve: (result: PollResult) => void;
-  readonly reject: (error: Error) => void;
-}
-
 type Reply =
+  | { readonly rampartCheck: number; readonly verdict: string }
   | { readonly rampartPoll: number; readonly result: PollResult }
   | {
       readonly rampartPoll: number;
       readonly error: { readonly message: string; readonly download: boolean };
     };
+
+/** A request posted to the worker, waiting for its reply. */
+interface Pending {
+  readonly settle: (reply: Reply) => void;
+  readonly fail: (error: Error) => void;
+}
 
 export class PollWorker {
   private worker: Worker | undefined;
@@ -51,17 +58,40 @@ export class PollWorker {
       const abort = () => worker.postMessage({ rampartAbort: id });
       signal.addEventListener('abort', abort, { once: true });
       this.pending.set(id, {
-        resolve: (result) => {
+        settle: (reply) => {
           signal.removeEventListener('abort', abort);
-          resolve(result);
+          if ('result' in reply) resolve(reply.result);
+          else if ('error' in reply)
+            reject(
+              reply.error.download
+                ? new DownloadError(reply.error.message)
+                : new Error(reply.error.message),
+            );
         },
-        reject: (error) => {
+        fail: (error) => {
           signal.removeEventListener('abort', abort);
           reject(error);
         },
       });
       worker.ref();
       worker.postMessage({ rampartPoll: id, request: plain });
+    });
+  }
+
+  /**
+   * `PRAGMA quick_check` of the file at `path` on the worker (an `IntegrityCheck` for
+   * `openSnapshot`): resolves "ok" or what is wrong; rejects only if the worker dies.
+   */
+  quickCheck(path: string): Promise<string> {
+    const worker = this.start();
+    const id = this.nextId++;
+    return new Promise<string>((resolve, reject) => {
+      this.pending.set(id, {
+        settle: (reply) => resolve('verdict' in reply ? reply.verdict : 'no verdict'),
+        fail: reject,
+      });
+      worker.ref();
+      worker.postMessage({ rampartCheck: id, path });
     });
   }
 
@@ -89,7 +119,7 @@ export class PollWorker {
       if (this.worker === worker) this.worker = undefined;
       for (const [id, pending] of this.pending) {
         this.pending.delete(id);
-        pending.reject(new DownloadError(`the poll worker ${why}`));
+        pending.fail(new DownloadError(`the poll worker ${why}`));
       }
     };
     worker.once('error', (error) => failAll(`failed: ${error.message}`));
@@ -100,18 +130,18 @@ export class PollWorker {
 
   private settle(message: unknown): void {
     // Only our own replies count (under `node --watch` Node posts its own notices too).
-    if (typeof message !== 'object' || message === null || !('rampartPoll' in message)) return;
-    const reply = message as Reply;
-    const pending = this.pending.get(reply.rampartPoll);
+    if (typeof message !== 'object' || message === null) return;
+    const id =
+      'rampartPoll' in message
+        ? message.rampartPoll
+        : 'rampartCheck' in message
+          ? message.rampartCheck
+          : undefined;
+    if (typeof id !== 'number') return;
+    const pending = this.pending.get(id);
     if (!pending) return;
-    this.pending.delete(reply.rampartPoll);
+    this.pending.delete(id);
     if (this.pending.size === 0) this.worker?.unref();
-    if ('result' in reply) pending.resolve(reply.result);
-    else
-      pending.reject(
-        reply.error.download
-          ? new DownloadError(reply.error.message)
-          : new Error(reply.error.message),
-      );
+    pending.settle(message as Reply);
   }
 }

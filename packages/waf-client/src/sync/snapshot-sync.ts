@@ -8,8 +8,8 @@
  * - Schedule: a poll every `syncIntervalMs` ±20% jitter, plus one after every
  *   `syncEveryRequests` requests (at most one per second). Polls never overlap.
  * - A new version is downloaded and verified (see `snapshot-download.ts`), opened with
- *   `openSnapshot` (SQLite magic, quick_check, schema version, rules; range tables equal to those
- *   in use are shared, not loaded again), renamed to its content address, recorded in
+ *   `openSnapshot` (SQLite magic, quick_check on the poll worker's thread, schema version, rules;
+ *   range tables equal to those in use are shared, not loaded again), renamed to its content address, recorded in
  *   `current.json` and swapped in. Old files beyond the retention count are
  *   pruned.
  * - Any failure keeps the snapshot in use, is counted and logged (throttled), and the next poll
@@ -19,6 +19,7 @@
  *   the snapshot in use stays in force.
  */
 import { unlink } from 'node:fs/promises';
+import { quickCheckOnWorker } from '@rampart/rules-core/snapshot/integrity-check';
 import {
   openSnapshot,
   type Snapshot,
@@ -237,7 +238,13 @@ export class SnapshotSync {
     try {
       // Range tables the new file shares with the snapshot in use (a rule-only change) are not
       // loaded again: no new table memory, so no garbage-collection pause under load.
-      snapshot = await openSnapshot(path, { reuseTablesOf: this.active.current?.snapshot });
+      snapshot = await openSnapshot(path, {
+        reuseTablesOf: this.active.current?.snapshot,
+        // On the poll worker's thread, which is running anyway; a thread of its own only if
+        // that worker died.
+        integrityCheck: (file) =>
+          this.poller.quickCheck(file).catch(() => quickCheckOnWorker(file)),
+      });
     } catch (error) {
       if (error instanceof SnapshotOpenError) this.stats.sync.rejected[error.reason]++;
       throw error;
