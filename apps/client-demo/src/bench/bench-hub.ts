@@ -7,89 +7,53 @@
  *
  * It exists so the benchmark can make a client swap a 1.07M-range snapshot under load without
  * importing that data into a real hub first; the client under test is the real one.
+ *
+ * A real hub runs on other hosts: what it spends building and serving a snapshot is not the
+ * client's cost. So the files are hashed when the stand-in starts, before any load, and the
+ * server runs on a worker thread at the lowest priority (`bench-hub-server.ts`): on the
+ * benchmark's two cores it then serves with the CPU the app and wrk leave.
  */
-import { createReadStream } from 'node:fs';
+
+import { once } from 'node:events';
 import { stat } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { Worker } from 'node:worker_threads';
 import { sha256OfFile } from '../waf/snapshot-dir.js';
+import type { Published } from './bench-hub-server.js';
 
 export interface BenchHub {
   readonly url: string;
   readonly siteKey: string;
-  /** Serves `file` as `version` from now on. */
-  publish(file: string, version: number): Promise<void>;
-  /** Requests seen: snapshot polls, downloads (200) and report batches. */
-  counts(): { polls: number; downloads: number; reports: number };
+  /** Serves the file given for `version` (1-based, in the order given at start) from now on. */
+  publish(version: number): Promise<void>;
   close(): Promise<void>;
 }
 
-interface Published {
-  readonly file: string;
-  readonly version: number;
-  readonly sha256: string;
-  readonly bytes: number;
-}
-
-export async function startBenchHub(siteKey: string): Promise<BenchHub> {
-  let current: Published | null = null;
-  const counts = { polls: 0, downloads: 0, reports: 0 };
-
-  const handle = (req: IncomingMessage, res: ServerResponse) => {
-    if (req.headers.authorization !== `Bearer ${siteKey}`) {
-      res.writeHead(401).end();
-      req.resume();
-      return;
-    }
-    if (req.method === 'POST' && req.url === '/v1/reports') {
-      counts.reports++;
-      req.resume();
-      req.once('end', () => res.writeHead(202).end());
-      return;
-    }
-    if (req.method !== 'GET' || req.url !== '/v1/snapshot') {
-      res.writeHead(404).end();
-      return;
-    }
-    counts.polls++;
-    if (!current) {
-      res.writeHead(404).end();
-      return;
-    }
-    const etag = `"${current.sha256}"`;
-    const headers = {
-      etag,
-      'x-rampart-snapshot-sha256': current.sha256,
-      'x-rampart-snapshot-version': String(current.version),
-    };
-    if (req.headers['if-none-match'] === etag) {
-      res.writeHead(304, headers).end();
-      return;
-    }
-    counts.downloads++;
-    res.writeHead(200, {
-      ...headers,
-      'content-type': 'application/vnd.sqlite3',
-      'content-length': String(current.bytes),
+/** Starts the stand-in with `files[i]` as version `i + 1`; nothing is served until `publish`. */
+export async function startBenchHub(siteKey: string, files: readonly string[]): Promise<BenchHub> {
+  const versions: Published[] = [];
+  for (const [i, file] of files.entries()) {
+    versions.push({
+      file,
+      version: i + 1,
+      sha256: await sha256OfFile(file),
+      bytes: (await stat(file)).size,
     });
-    createReadStream(current.file).pipe(res);
-  };
-
-  const server: Server = createServer(handle);
-  server.listen(0, '127.0.0.1');
-  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-  const { port } = server.address() as AddressInfo;
+  }
+  const worker = new Worker(new URL('./bench-hub-server.js', import.meta.url), {
+    workerData: { siteKey },
+  });
+  const [ready] = (await once(worker, 'message')) as [{ url: string }];
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: ready.url,
     siteKey,
-    async publish(file, version) {
-      current = { file, version, sha256: await sha256OfFile(file), bytes: (await stat(file)).size };
+    async publish(version) {
+      const published = versions[version - 1];
+      if (published === undefined) throw new Error(`no snapshot file for version ${version}`);
+      worker.postMessage({ publish: published });
+      await once(worker, 'message');
     },
-    counts: () => ({ ...counts }),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    close: async () => {
+      await worker.terminate();
+    },
   };
 }

@@ -210,7 +210,7 @@ async function measureSwaps(
     let swapSeconds: number | null = null;
     const swap = await loadWindow(app, script, async () => {
       await sleep(2000);
-      await hub.publish(snapshots[index] as string, version);
+      await hub.publish(version);
       const published = performance.now();
       const deadline = published + (config.swapWindowS - 3) * 1000;
       while (performance.now() < deadline) {
@@ -246,11 +246,11 @@ async function stopApps(apps: Partial<Record<Mode, AppProcess>>): Promise<void> 
 async function main(): Promise<void> {
   const data = await prepareBenchData(progress);
   const root = mkdtempSync(join(tmpdir(), 'rampart-bench-middleware-'));
-  const hub = await startBenchHub(`rk_bench_${randomBytes(16).toString('hex')}`);
+  const hub = await startBenchHub(`rk_bench_${randomBytes(16).toString('hex')}`, data.snapshots);
   const apps: Partial<Record<Mode, AppProcess>> = {};
   try {
     const first = data.snapshots[0] as string;
-    await hub.publish(first, 1);
+    await hub.publish(1);
     const script = writeWrkScript(root, `${ROUTE}${QUERY}`, data.ips);
     const runs: ModeRun[] = [];
     for (let round = 1; round <= config.rounds; round++) {
