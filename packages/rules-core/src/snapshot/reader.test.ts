@@ -15,6 +15,7 @@ import { temporaryDirectory, writeFixture } from '../test-support/snapshot-fixtu
 import { quickCheck, quickCheckOnWorker } from './integrity-check.js';
 import { openSnapshot, SnapshotOpenError } from './reader.js';
 import { RANGE_BLOCK_SIZE, SCHEMA_VERSION } from './schema.js';
+import { loadTablesNow, type TableLoader, transferListOf } from './table-loader.js';
 
 const tmp = temporaryDirectory();
 afterAll(() => tmp.remove());
@@ -258,5 +259,89 @@ describe('openSnapshot with the snapshot in use (reuseTablesOf)', () => {
     expect(next.tables.country.v4Starts).toEqual(inUse.tables.country.v4Starts);
     inUse.close();
     next.close();
+  });
+});
+
+describe('openSnapshot with a table loader on another thread (loadTables)', () => {
+  const data = {
+    country: bigCountryData(3000),
+    asn: [['198.51.100.0/24', 64500, 'Example Net'] as const],
+    reputation: { bad: ['192.0.2.0/28'] },
+  };
+
+  /** loadTablesNow behind a structured clone that transfers the buffers, as a worker's reply. */
+  const transferred: TableLoader = async (file, categories) => {
+    const tables = loadTablesNow(file, categories);
+    const buffers = transferListOf(tables);
+    const copy = structuredClone(tables, { transfer: buffers });
+    expect(buffers.every((b) => b.byteLength === 0)).toBe(true); // moved, not copied
+    return copy;
+  };
+
+  it('gives the tables the stepwise load gives', async () => {
+    const path = writeFixture(tmp.dir, { rules: RULES, ...data }, 'loader-a.sqlite');
+    const here = await openSnapshot(path);
+    const there = await openSnapshot(path, { loadTables: transferred });
+    expect(there.tables).toEqual(here.tables);
+    expect(labelsOfSet(there.tables.country, lookupV4(there.tables.country, 0x0b000105))).toEqual(
+      labelsOfSet(here.tables.country, lookupV4(here.tables.country, 0x0b000105)),
+    );
+    // A loader that cannot do it leaves the load to the calling thread.
+    const fallback = await openSnapshot(path, { loadTables: async () => undefined });
+    expect(fallback.tables).toEqual(here.tables);
+    here.close();
+    there.close();
+    fallback.close();
+  });
+
+  it('asks only for the tables not shared with the snapshot in use', async () => {
+    const inUse = await openSnapshot(
+      writeFixture(tmp.dir, { rules: RULES, ...data }, 'loader-b.sqlite'),
+    );
+    const changed = { ...data, country: bigCountryData(2999) };
+    const asked: (readonly string[])[] = [];
+    const next = await openSnapshot(
+      writeFixture(tmp.dir, { rules: RULES, ...changed, version: 8 }, 'loader-c.sqlite'),
+      {
+        reuseTablesOf: inUse,
+        loadTables: (file, categories) => {
+          asked.push(categories);
+          return transferred(file, categories);
+        },
+      },
+    );
+    expect(asked).toEqual([['country']]);
+    expect(next.tables.asn).toBe(inUse.tables.asn);
+    expect(lookupV4(next.tables.country, 0x0b0bb705)).toBe(-1); // 11.11.183.5: the 3000th range, gone
+    inUse.close();
+    next.close();
+  });
+
+  it('refuses the file when the loader fails, as a damaged file', async () => {
+    const path = writeFixture(tmp.dir, { rules: RULES, ...data }, 'loader-d.sqlite');
+    const error = await openSnapshot(path, {
+      loadTables: () =>
+        Promise.reject(new Error('a range refers to a label set that does not exist')),
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SnapshotOpenError);
+    expect(error).toMatchObject({ reason: 'corrupt', message: expect.stringMatching(/label set/) });
+  });
+
+  it('refuses, loading at once, a range whose label set does not exist', () => {
+    const path = writeFixture(tmp.dir, { rules: RULES, ...data }, 'loader-e.sqlite');
+    const db = new Database(path);
+    const row = db
+      .prepare(
+        "SELECT family, block, sets FROM range_blocks WHERE category = 'country' ORDER BY family, block LIMIT 1",
+      )
+      .get() as { family: number; block: number; sets: Buffer };
+    const sets = Buffer.from(row.sets);
+    sets.writeUInt32LE(0xffffff, 0);
+    db.prepare(
+      "UPDATE range_blocks SET sets = ? WHERE category = 'country' AND family = ? AND block = ?",
+    ).run(sets, row.family, row.block);
+    db.close();
+    expect(() => loadTablesNow(path, ['country'])).toThrow(/label set that does not exist/);
+    expect(Object.keys(loadTablesNow(path, ['asn', 'ip']))).toEqual(['asn', 'ip']);
   });
 });

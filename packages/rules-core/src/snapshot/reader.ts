@@ -7,14 +7,15 @@
  * A client keeps its last good snapshot in that case.
  *
  * Loading must not stall the event loop of the server doing it: ranges are copied block by block
- * with a turn of the event loop between blocks, and the integrity check (which reads the whole
- * file) runs on a worker thread at the same time. A range table whose digest equals that of the
- * same table in the snapshot in use (`reuseTablesOf`) is not read at all: the arrays are shared.
+ * with a turn of the event loop between blocks (`table-loader.ts`), or on another thread when the
+ * caller passes a `loadTables`, and the integrity check (which reads the whole file) runs on a
+ * worker thread at the same time. A range table whose digest equals that of the same table in
+ * the snapshot in use (`reuseTablesOf`) is not read at all: the arrays are shared.
  */
 import { closeSync, openSync, readSync } from 'node:fs';
 import { endianness } from 'node:os';
 import Database from 'better-sqlite3';
-import { BucketIndexBuilder, type RangeTable } from '../ip/range-table.js';
+import type { RangeTable } from '../ip/range-table.js';
 import type { Rule } from '../rules/model.js';
 import { describeIssues, RuleListParser } from '../rules/validate.js';
 import { type IntegrityCheck, quickCheckOnWorker } from './integrity-check.js';
@@ -25,6 +26,7 @@ import {
   SCHEMA_VERSION,
   tableDigestKey,
 } from './schema.js';
+import { rangeTotals, type TableLoader, tableSteps } from './table-loader.js';
 import { TurnBudget } from './turn-budget.js';
 
 export type SnapshotOpenFailure =
@@ -84,6 +86,14 @@ export interface OpenSnapshotOptions {
    * Tables are immutable, so sharing is safe, and they outlive `close()` of either snapshot.
    */
   readonly reuseTablesOf?: Snapshot;
+  /**
+   * Where the range tables not shared with `reuseTablesOf` are read (the bulk of a load: tens
+   * of megabytes for full datasets). By default here, in steps of at most ~3 ms with the event
+   * loop turned between them; a server that swaps snapshots under load passes a loader on a
+   * thread it keeps (`loadTablesNow` there, the arrays transferred back), so that its own
+   * thread only receives the finished arrays.
+   */
+  readonly loadTables?: TableLoader;
 }
 
 const SQLITE_MAGIC = 'SQLite format 3\0';
@@ -110,7 +120,14 @@ export async function openSnapshot(
     db = new Database(path, { readonly: true, fileMustExist: true });
     const info = readInfo(db, path);
     const rules = await readRules(db, path, budget);
-    const tables = await readTables(db, budget, info, options.reuseTablesOf);
+    const tables = await readTables(
+      db,
+      path,
+      budget,
+      info,
+      options.reuseTablesOf,
+      options.loadTables,
+    );
     const verdict = await integrity;
     if (verdict !== 'ok')
       throw new SnapshotOpenError(path, 'corrupt', `integrity check failed: ${verdict}`);
@@ -225,142 +242,48 @@ async function readRules(db: Database.Database, path: string, budget: TurnBudget
   return parser.rules;
 }
 
-interface BlockRow {
-  family: number;
-  count: number;
-  starts: Buffer;
-  ends: Buffer;
-  sets: Buffer;
-}
-
-/** Copies `source` into `target` at uint32 index `at` (a memcpy; blobs need not be aligned). */
-function copyInto(target: Uint32Array, at: number, source: Buffer): void {
-  if (source.length % 4 !== 0 || at * 4 + source.length > target.byteLength) {
-    throw new Error('a range blob does not have the length its row announces');
-  }
-  source.copy(Buffer.from(target.buffer, target.byteOffset + at * 4, source.length));
-}
-
+/**
+ * The range tables: shared with the snapshot in use where the digests are equal, else loaded by
+ * `loader` (another thread) or here, stopping at each step to turn the event loop.
+ */
 async function readTables(
   db: Database.Database,
+  path: string,
   budget: TurnBudget,
   info: SnapshotInfo,
   previous: Snapshot | undefined,
+  loader: TableLoader | undefined,
 ): Promise<Record<RangeCategory, RangeTable>> {
-  const totals = db
-    .prepare('SELECT category, family, SUM(count) AS n FROM range_blocks GROUP BY category, family')
-    .all() as { category: string; family: number; n: number }[];
-  const total = (category: RangeCategory, family: number) =>
-    totals.find((t) => t.category === category && t.family === family)?.n ?? 0;
-  const blocks = db.prepare(
-    'SELECT family, count, starts, ends, sets FROM range_blocks WHERE category = ? ORDER BY family, block',
-  );
-  const setsRow = db.prepare('SELECT count, offsets, labels FROM label_sets WHERE category = ?');
-  const tables = {} as Record<RangeCategory, RangeTable>;
+  const tables: Partial<Record<RangeCategory, RangeTable>> = {};
+  const toLoad: RangeCategory[] = [];
   for (const category of RANGE_CATEGORIES) {
     const digest = info.tableDigests[category];
     if (previous && digest !== null && previous.tableDigests[category] === digest) {
       tables[category] = previous.tables[category];
-      continue;
-    }
-    await budget.yield();
-    const sets = readLabelSets(
-      setsRow.get(category) as { count: number; offsets: Buffer; labels: Buffer } | undefined,
-    );
-    const v4 = new FamilyLoader(total(category, 4), 1, sets.setOffsets.length - 1);
-    const v6 = new FamilyLoader(total(category, 6), 4, sets.setOffsets.length - 1);
-    // Iterating keeps one row in memory at a time; awaiting between rows keeps each step short.
-    for (const row of blocks.iterate(category) as IterableIterator<BlockRow>) {
-      await (row.family === 4 ? v4 : v6).add(row, budget);
-      await budget.yield();
-    }
-    tables[category] = {
-      v4Starts: v4.starts,
-      v4Ends: v4.ends,
-      v4Sets: v4.sets,
-      v4Index: v4.finish(),
-      v6Starts: v6.starts,
-      v6Ends: v6.ends,
-      v6Sets: v6.sets,
-      v6Index: v6.finish(),
-      ...sets,
-    };
-  }
-  return tables;
-}
-
-/** Ranges checked between two looks at the turn budget. */
-const CHECK_SLICE = 2048;
-
-/** Receives the blocks of one category and family in order and checks them as they come. */
-class FamilyLoader {
-  readonly starts: Uint32Array;
-  readonly ends: Uint32Array;
-  readonly sets: Uint32Array;
-  private readonly index: BucketIndexBuilder;
-  private count = 0;
-
-  constructor(
-    private readonly total: number,
-    private readonly words: 1 | 4,
-    private readonly setCount: number,
-  ) {
-    this.starts = new Uint32Array(total * words);
-    this.ends = new Uint32Array(total * words);
-    this.sets = new Uint32Array(total);
-    this.index = new BucketIndexBuilder(words);
-  }
-
-  async add(row: BlockRow, budget: TurnBudget): Promise<void> {
-    const from = this.count;
-    if (from + row.count > this.total)
-      throw new Error('range blocks hold more ranges than counted');
-    const bytes = row.count * this.words * 4;
-    if (
-      row.starts.length !== bytes ||
-      row.ends.length !== bytes ||
-      row.sets.length !== row.count * 4
-    ) {
-      throw new Error('a range block does not have the length its row announces');
-    }
-    copyInto(this.starts, from * this.words, row.starts);
-    copyInto(this.ends, from * this.words, row.ends);
-    copyInto(this.sets, from, row.sets);
-    this.count += row.count;
-    for (let at = from; at < this.count; at += CHECK_SLICE) {
-      this.check(at, Math.min(at + CHECK_SLICE, this.count));
-      await budget.pause();
+    } else {
+      toLoad.push(category);
     }
   }
-
-  /** Validates and indexes ranges [from, to). */
-  private check(from: number, to: number): void {
-    // A set index out of bounds would make the evaluator read garbage: refuse such a file.
-    for (let i = from; i < to; i++) {
-      if ((this.sets[i] as number) >= this.setCount) {
-        throw new Error('a range refers to a label set that does not exist');
+  const loaded = toLoad.length > 0 && loader ? await loader(path, toLoad) : undefined;
+  if (loaded !== undefined) {
+    Object.assign(tables, loaded);
+  } else if (toLoad.length > 0) {
+    const total = rangeTotals(db);
+    for (const category of toLoad) {
+      const steps = tableSteps(db, category, total);
+      for (let step = steps.next(); ; step = steps.next()) {
+        if (step.done) {
+          tables[category] = step.value;
+          break;
+        }
+        await (step.value === 'yield' ? budget.yield() : budget.pause());
       }
     }
-    this.index.add(this.starts, from, to);
   }
-
-  finish(): Uint32Array {
-    return this.index.finish(this.count);
+  for (const category of RANGE_CATEGORIES) {
+    if (tables[category] === undefined) throw new Error(`the ${category} table was not loaded`);
   }
-}
-
-function readLabelSets(
-  row: { count: number; offsets: Buffer; labels: Buffer } | undefined,
-): Pick<RangeTable, 'setOffsets' | 'setLabels'> {
-  if (!row) return { setOffsets: new Uint32Array([0]), setLabels: new Uint32Array(0) };
-  const setOffsets = new Uint32Array(row.count + 1);
-  const setLabels = new Uint32Array(row.labels.length / 4);
-  copyInto(setOffsets, 0, row.offsets);
-  copyInto(setLabels, 0, row.labels);
-  if ((setOffsets[row.count] as number) !== setLabels.length) {
-    throw new Error('label set offsets do not match the stored labels');
-  }
-  return { setOffsets, setLabels };
+  return tables as Record<RangeCategory, RangeTable>;
 }
 
 function makeSnapshot(

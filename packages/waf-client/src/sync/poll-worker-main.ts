@@ -2,15 +2,20 @@
  * The worker thread of {@link PollWorker} (`poll-worker.ts`): runs `pollHub` for each request
  * the main thread posts and posts the result back. Its own heap takes the download's garbage.
  * It also runs the integrity check of each snapshot the client opens (`quickCheck`), so that a
- * swap starts no thread of its own.
+ * swap starts no thread of its own, and reads the range tables a new snapshot does not share
+ * with the one in use (`loadTablesNow`), transferring the arrays to the main thread.
  *
  * Messages in: `{ rampartPoll: id, request }` (a PollRequest without its signal),
- * `{ rampartAbort: id }` and `{ rampartCheck: id, path }`. Out: `{ rampartPoll: id, result }`,
- * `{ rampartPoll: id, error }` or `{ rampartCheck: id, verdict }`.
+ * `{ rampartAbort: id }`, `{ rampartCheck: id, path }` and `{ rampartTables: id, path,
+ * categories }`. Out: `{ rampartPoll: id, result }`, `{ rampartPoll: id, error }`,
+ * `{ rampartCheck: id, verdict }`, `{ rampartTables: id, tables }` or
+ * `{ rampartTables: id, error }`.
  */
 import { constants, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { quickCheck } from '@rampart/rules-core/snapshot/integrity-check';
+import type { RangeCategory } from '@rampart/rules-core/snapshot/schema';
+import { loadTablesNow, transferListOf } from '@rampart/rules-core/snapshot/table-loader';
 import { GuardedLogger } from '../logging/logger.js';
 import { DownloadError, type PollRequest, pollHub } from './snapshot-download.js';
 import { SnapshotStore } from './snapshot-store.js';
@@ -22,7 +27,12 @@ interface Data {
 type Incoming =
   | { readonly rampartPoll: number; readonly request: Omit<PollRequest, 'signal'> }
   | { readonly rampartAbort: number }
-  | { readonly rampartCheck: number; readonly path: string };
+  | { readonly rampartCheck: number; readonly path: string }
+  | {
+      readonly rampartTables: number;
+      readonly path: string;
+      readonly categories: readonly RangeCategory[];
+    };
 
 const port = parentPort;
 if (port === null) throw new Error('poll-worker-main runs as a worker thread only');
@@ -58,6 +68,20 @@ port.on('message', (message: Incoming) => {
     // Synchronous: this thread does nothing else meanwhile (the client opens a snapshot only
     // after its poll has settled, and polls never overlap).
     port.postMessage({ rampartCheck: message.rampartCheck, verdict: quickCheck(message.path) });
+    return;
+  }
+  if ('rampartTables' in message) {
+    const id = message.rampartTables;
+    try {
+      const tables = loadTablesNow(message.path, message.categories);
+      // Transferred, not copied: the main thread receives the arrays without touching them.
+      port.postMessage({ rampartTables: id, tables }, transferListOf(tables));
+    } catch (error) {
+      port.postMessage({
+        rampartTables: id,
+        error: error instanceof Error ? error.message : String(error),
+      });
+    }
     return;
   }
   const id = message.rampartPoll;

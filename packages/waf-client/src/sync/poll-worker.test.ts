@@ -1,5 +1,6 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { openSnapshot } from '@rampart/rules-core/snapshot/reader';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type FakeHub, startFakeHub } from '../test-support/fake-hub.js';
 import { SITE_KEY } from '../test-support/harness.js';
@@ -94,5 +95,25 @@ describe('PollWorker', () => {
     ]);
     expect(checked).toBe('ok');
     expect(polled).toMatchObject({ kind: 'downloaded' });
+  });
+
+  it('reads range tables on its thread and hands them over transferred', async () => {
+    const { worker, dataDir } = await setup();
+    const rules = [
+      { id: 'office', type: 'ip', action: 'allow', ranges: ['203.0.113.0/24', '2001:db8::/48'] },
+    ];
+    const file = join(dataDir, 'rules.sqlite');
+    writeFileSync(file, buildSnapshot(rules, 4).bytes);
+    const here = await openSnapshot(file);
+    const tables = await worker.loadTables(file, ['ip', 'asn']);
+    expect(Object.keys(tables)).toEqual(['ip', 'asn']);
+    expect(tables.ip).toEqual(here.tables.ip);
+    expect(tables.asn).toEqual(here.tables.asn);
+    here.close();
+    // A file it cannot read: the worker's reason, and the worker still serves.
+    await expect(worker.loadTables(join(dataDir, 'missing.sqlite'), ['ip'])).rejects.toThrow(
+      /unable to open|does not exist/,
+    );
+    await expect(worker.quickCheck(file)).resolves.toBe('ok');
   });
 });

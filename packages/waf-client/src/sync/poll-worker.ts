@@ -16,18 +16,26 @@
  *
  * The same thread runs the integrity check of every snapshot the client opens
  * ({@link PollWorker.quickCheck}): a fresh thread per swap would boot a V8 isolate at normal
- * priority, tens of milliseconds of CPU taken from the requests.
+ * priority, tens of milliseconds of CPU taken from the requests. It also reads the range tables
+ * of a data change ({@link PollWorker.loadTables}), so the main thread receives finished arrays
+ * instead of reading and checking a million ranges between requests.
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import type { RangeTable } from '@rampart/rules-core/ip/range-table';
+import type { RangeCategory } from '@rampart/rules-core/snapshot/schema';
 import { DownloadError, type PollRequest, type PollResult } from './snapshot-download.js';
 
 const WORKER_MAIN = createRequire(import.meta.url).resolve(
   '@rampart/waf-client/sync/poll-worker-main',
 );
 
+type Tables = Partial<Record<RangeCategory, RangeTable>>;
+
 type Reply =
   | { readonly rampartCheck: number; readonly verdict: string }
+  | { readonly rampartTables: number; readonly tables: Tables }
+  | { readonly rampartTables: number; readonly error: string }
   | { readonly rampartPoll: number; readonly result: PollResult }
   | {
       readonly rampartPoll: number;
@@ -60,8 +68,9 @@ export class PollWorker {
       this.pending.set(id, {
         settle: (reply) => {
           signal.removeEventListener('abort', abort);
-          if ('result' in reply) resolve(reply.result);
-          else if ('error' in reply)
+          if (!('rampartPoll' in reply)) reject(new Error('the poll worker answered out of turn'));
+          else if ('result' in reply) resolve(reply.result);
+          else
             reject(
               reply.error.download
                 ? new DownloadError(reply.error.message)
@@ -92,6 +101,27 @@ export class PollWorker {
       });
       worker.ref();
       worker.postMessage({ rampartCheck: id, path });
+    });
+  }
+
+  /**
+   * Reads the range tables `categories` of the snapshot at `path` on the worker (a
+   * `TableLoader` for `openSnapshot`); the arrays arrive transferred, not copied. Rejects with
+   * the worker's reason when a table is damaged, or when the worker dies.
+   */
+  loadTables(path: string, categories: readonly RangeCategory[]): Promise<Tables> {
+    const worker = this.start();
+    const id = this.nextId++;
+    return new Promise<Tables>((resolve, reject) => {
+      this.pending.set(id, {
+        settle: (reply) => {
+          if ('tables' in reply) resolve(reply.tables);
+          else reject(new Error('error' in reply ? String(reply.error) : 'no tables'));
+        },
+        fail: reject,
+      });
+      worker.ref();
+      worker.postMessage({ rampartTables: id, path, categories });
     });
   }
 
@@ -136,7 +166,9 @@ export class PollWorker {
         ? message.rampartPoll
         : 'rampartCheck' in message
           ? message.rampartCheck
-          : undefined;
+          : 'rampartTables' in message
+            ? message.rampartTables
+            : undefined;
     if (typeof id !== 'number') return;
     const pending = this.pending.get(id);
     if (!pending) return;

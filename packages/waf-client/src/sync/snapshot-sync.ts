@@ -9,7 +9,7 @@
  *   `syncEveryRequests` requests (at most one per second). Polls never overlap.
  * - A new version is downloaded and verified (see `snapshot-download.ts`), opened with
  *   `openSnapshot` (SQLite magic, quick_check on the poll worker's thread, schema version, rules;
- *   range tables equal to those in use are shared, not loaded again), renamed to its content address, recorded in
+ *   range tables equal to those in use are shared, the others read on the poll worker's thread), renamed to its content address, recorded in
  *   `current.json` and swapped in. Old files beyond the retention count are
  *   pruned.
  * - Any failure keeps the snapshot in use, is counted and logged (throttled), and the next poll
@@ -244,6 +244,10 @@ export class SnapshotSync {
         // that worker died.
         integrityCheck: (file) =>
           this.poller.quickCheck(file).catch(() => quickCheckOnWorker(file)),
+        // Also there: the tables a data change brings. Should that fail for any reason, they are
+        // read here in steps after all, which also tells a damaged file from a dead worker.
+        loadTables: (file, categories) =>
+          this.poller.loadTables(file, categories).catch(() => undefined),
       });
     } catch (error) {
       if (error instanceof SnapshotOpenError) this.stats.sync.rejected[error.reason]++;
