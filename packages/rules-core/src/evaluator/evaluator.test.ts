@@ -190,6 +190,63 @@ describe('IP matching (WAF-SPEC defects 1-4)', () => {
   });
 });
 
+describe('allow and block patterns, matched in one pass', () => {
+  const rules = [
+    {
+      id: 'b1',
+      type: 'pattern',
+      action: 'block',
+      when: [{ field: 'path', match: 'prefix', value: '/x' }],
+    },
+    {
+      id: 'a1',
+      type: 'pattern',
+      action: 'allow',
+      mode: 'monitor',
+      when: [{ field: 'user_agent', match: 'contains', value: 'friend' }],
+    },
+    {
+      id: 'a2',
+      type: 'pattern',
+      action: 'allow',
+      when: [{ field: 'user_agent', match: 'contains', value: 'friendly' }],
+    },
+    {
+      id: 'b2',
+      type: 'pattern',
+      action: 'block',
+      mode: 'monitor',
+      when: [{ field: 'path', match: 'prefix', value: '/x/y' }],
+    },
+  ];
+
+  it.each([[0], [1024]])('keeps the stages apart (field memo %i)', async (fieldMemo) => {
+    const snapshot = await openFixture(tmp.dir, { rules });
+    const evaluator = new Evaluator(snapshot, { fieldMemo });
+    const v = (path: string, userAgent: string) =>
+      evaluator.evaluate(request({ ip: '100.64.0.1', path, userAgent }));
+    for (let round = 0; round < 2; round++) {
+      // A later allow beats an earlier block; the monitor allow before it is kept.
+      expect(v('/x', 'a friendly bot')).toMatchObject({
+        action: 'allow',
+        ruleId: 'a2',
+        monitored: { ruleId: 'a1' },
+      });
+      // Only a monitor allow: the block stage decides, the allow is reported beside it.
+      expect(v('/x/y', 'friend')).toMatchObject({
+        action: 'block',
+        ruleId: 'b1',
+        mode: 'enforce',
+        monitored: { ruleId: 'a1', action: 'allow' },
+      });
+      expect(v('/x/y', 'curl')).toMatchObject({ action: 'block', ruleId: 'b1', monitored: null });
+      expect(v('/q', 'friend')).toMatchObject({ action: 'allow', mode: 'monitor', ruleId: 'a1' });
+      expect(v('/q', 'curl').action).toBe('pass');
+    }
+    snapshot.close();
+  });
+});
+
 describe('the memo of recent addresses', () => {
   it('gives the same decisions as fresh lookups, however often addresses repeat', async () => {
     const rules = [

@@ -77,17 +77,8 @@ interface CompiledRule {
 }
 
 interface CompiledPatternRule extends CompiledRule {
+  readonly action: 'allow' | 'block';
   readonly conditions: readonly Condition[];
-}
-
-/** The pattern rules of one stage, in rule-set order, and their index. */
-interface StagePatterns {
-  readonly rules: readonly CompiledPatternRule[];
-  readonly index: PatternIndex;
-}
-
-function stagePatterns(rules: readonly CompiledPatternRule[], memo: number): StagePatterns {
-  return { rules, index: new PatternIndex(rules, { memo }) };
 }
 
 interface CompiledRateLimit extends CompiledRule {
@@ -135,8 +126,14 @@ export class Evaluator {
   readonly snapshotVersion: number;
   private readonly rules: readonly CompiledRule[];
   private readonly categories: readonly CategoryIndex[];
-  private readonly allowPatterns: StagePatterns;
-  private readonly blockPatterns: StagePatterns;
+  /**
+   * Every pattern rule, allow and block, in rule-set order, and one index over them: a request's
+   * fields are read, and their memos consulted, once for both stages (they are the same fields).
+   */
+  private readonly patterns: readonly CompiledPatternRule[];
+  private readonly patternIndex: PatternIndex;
+  /** The current request's matching pattern rules, once asked for (per-call state). */
+  private patternHits: readonly number[] | null = null;
   private readonly rateLimits: readonly CompiledRateLimit[];
   private readonly limiter: RateLimiter;
   private readonly address = new Uint32Array(4);
@@ -171,17 +168,14 @@ export class Evaluator {
       slots: new Int32Array(labelSetCount(snapshot.tables[category])),
       resolved: [],
     }));
-    const patterns = this.rules.flatMap((c) =>
-      c.rule.type === 'pattern' ? [{ ...c, conditions: compileConditions(c.rule.when) }] : [],
+    this.patterns = this.rules.flatMap((c) =>
+      c.rule.type === 'pattern'
+        ? [{ ...c, action: c.rule.action, conditions: compileConditions(c.rule.when) }]
+        : [],
     );
-    const fieldMemo = options.fieldMemo ?? DEFAULT_FIELD_MEMO;
-    const ofAction = (action: 'allow' | 'block') =>
-      stagePatterns(
-        patterns.filter((p) => p.rule.type === 'pattern' && p.rule.action === action),
-        fieldMemo,
-      );
-    this.allowPatterns = ofAction('allow');
-    this.blockPatterns = ofAction('block');
+    this.patternIndex = new PatternIndex(this.patterns, {
+      memo: options.fieldMemo ?? DEFAULT_FIELD_MEMO,
+    });
     this.rateLimits = this.rules.flatMap((c) =>
       c.rule.type === 'rate_limit'
         ? [
@@ -210,9 +204,10 @@ export class Evaluator {
     run.monitoredRateLimit = undefined;
     run.rateLimit = undefined;
     run.now = now;
+    this.patternHits = null;
     const decided =
-      this.stage('allow', this.allowPatterns, view, run) ??
-      this.stage('block', this.blockPatterns, view, run) ??
+      this.stage('allow', view, run) ??
+      this.stage('block', view, run) ??
       this.rateLimitStage(view, run);
     if (decided) return decided;
     // The stages mutate `run`; TypeScript still sees the values assigned above.
@@ -275,7 +270,6 @@ export class Evaluator {
 
   private stage(
     action: 'allow' | 'block',
-    patterns: StagePatterns,
     view: RequestView,
     run: EvaluationRun,
   ): Decision | undefined {
@@ -295,10 +289,12 @@ export class Evaluator {
         if (decided) return decided;
       }
     }
-    const matching = patterns.index.matching(view);
+    // Both stages' pattern matches at once (the index's array, valid until its next call).
+    this.patternHits ??= this.patternIndex.matching(view);
+    const matching = this.patternHits;
     for (let k = 0; k < matching.length; k++) {
-      const p = patterns.rules[matching[k] as number] as CompiledPatternRule;
-      if (p.expiresAtMs > run.now) {
+      const p = this.patterns[matching[k] as number] as CompiledPatternRule;
+      if (p.action === action && p.expiresAtMs > run.now) {
         const decided = this.matched(p, action, 'pattern', run);
         if (decided) return decided;
       }
