@@ -241,16 +241,22 @@ export class SnapshotSync {
       snapshot = await openSnapshot(path, {
         reuseTablesOf: this.active.current?.snapshot,
         // On the poll worker's thread, which is running anyway; a thread of its own only if
-        // that worker died.
+        // that worker died (not after stop(), which ends it: the open then fails, unused).
         integrityCheck: (file) =>
-          this.poller.quickCheck(file).catch(() => quickCheckOnWorker(file)),
+          this.poller
+            .quickCheck(file)
+            .catch(() => (this.stopped ? 'sync stopped' : quickCheckOnWorker(file))),
         // Also there: the tables a data change brings. Should that fail for any reason, they are
         // read here in steps after all, which also tells a damaged file from a dead worker.
         loadTables: (file, categories) =>
-          this.poller.loadTables(file, categories).catch(() => undefined),
+          this.poller.loadTables(file, categories).catch((error: unknown) => {
+            if (this.stopped) throw error;
+            return undefined;
+          }),
       });
     } catch (error) {
-      if (error instanceof SnapshotOpenError) this.stats.sync.rejected[error.reason]++;
+      if (error instanceof SnapshotOpenError && !this.stopped)
+        this.stats.sync.rejected[error.reason]++;
       throw error;
     }
     if (expectedVersion !== null && snapshot.version !== expectedVersion) {
