@@ -92,16 +92,10 @@ export class PollWorker {
    * `openSnapshot`): resolves "ok" or what is wrong; rejects only if the worker dies.
    */
   quickCheck(path: string): Promise<string> {
-    const worker = this.start();
     const id = this.nextId++;
-    return new Promise<string>((resolve, reject) => {
-      this.pending.set(id, {
-        settle: (reply) => resolve('verdict' in reply ? reply.verdict : 'no verdict'),
-        fail: reject,
-      });
-      worker.ref();
-      worker.postMessage({ rampartCheck: id, path });
-    });
+    return this.ask({ rampartCheck: id, path }, id, (reply) =>
+      'verdict' in reply ? reply.verdict : 'the poll worker gave no verdict',
+    );
   }
 
   /**
@@ -110,18 +104,29 @@ export class PollWorker {
    * the worker's reason when a table is damaged, or when the worker dies.
    */
   loadTables(path: string, categories: readonly RangeCategory[]): Promise<Tables> {
-    const worker = this.start();
     const id = this.nextId++;
-    return new Promise<Tables>((resolve, reject) => {
+    return this.ask({ rampartTables: id, path, categories }, id, (reply) => {
+      if ('tables' in reply) return reply.tables;
+      throw new Error('error' in reply ? String(reply.error) : 'the poll worker sent no tables');
+    });
+  }
+
+  /** Posts `message` (carrying `id`); its reply becomes what `read` returns, or throws. */
+  private ask<T>(message: object, id: number, read: (reply: Reply) => T): Promise<T> {
+    const worker = this.start();
+    return new Promise<T>((resolve, reject) => {
       this.pending.set(id, {
         settle: (reply) => {
-          if ('tables' in reply) resolve(reply.tables);
-          else reject(new Error('error' in reply ? String(reply.error) : 'no tables'));
+          try {
+            resolve(read(reply));
+          } catch (error) {
+            reject(error as Error);
+          }
         },
         fail: reject,
       });
       worker.ref();
-      worker.postMessage({ rampartTables: id, path, categories });
+      worker.postMessage(message);
     });
   }
 
