@@ -59,7 +59,7 @@ export interface EvaluatorOptions {
   readonly addressMemo?: number;
   /**
    * Raw field values (paths, user agents, hosts, headers, ...) whose pattern-guard results are
-   * remembered, per field and stage (default 1024; 0 or 1 turns the memo off). See
+   * remembered, per field (default 1024; 0 or 1 turns the memo off). See
    * {@link PatternIndex}.
    */
   readonly fieldMemo?: number;

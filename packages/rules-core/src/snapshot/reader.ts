@@ -26,7 +26,7 @@ import {
   SCHEMA_VERSION,
   tableDigestKey,
 } from './schema.js';
-import { rangeTotals, type TableLoader, tableSteps } from './table-loader.js';
+import { type LoadedTables, type TableLoader, tablesSteps } from './table-loader.js';
 import { TurnBudget } from './turn-budget.js';
 
 export type SnapshotOpenFailure =
@@ -254,7 +254,7 @@ async function readTables(
   previous: Snapshot | undefined,
   loader: TableLoader | undefined,
 ): Promise<Record<RangeCategory, RangeTable>> {
-  const tables: Partial<Record<RangeCategory, RangeTable>> = {};
+  const tables: LoadedTables = {};
   const toLoad: RangeCategory[] = [];
   for (const category of RANGE_CATEGORIES) {
     const digest = info.tableDigests[category];
@@ -268,17 +268,13 @@ async function readTables(
   if (loaded !== undefined) {
     Object.assign(tables, loaded);
   } else if (toLoad.length > 0) {
-    const total = rangeTotals(db);
-    for (const category of toLoad) {
-      const steps = tableSteps(db, category, total);
-      for (let step = steps.next(); ; step = steps.next()) {
-        if (step.done) {
-          tables[category] = step.value;
-          break;
-        }
-        await (step.value === 'yield' ? budget.yield() : budget.pause());
-      }
+    const steps = tablesSteps(db, toLoad);
+    let step = steps.next();
+    while (!step.done) {
+      await (step.value === 'yield' ? budget.yield() : budget.pause());
+      step = steps.next();
     }
+    Object.assign(tables, step.value);
   }
   for (const category of RANGE_CATEGORIES) {
     if (tables[category] === undefined) throw new Error(`the ${category} table was not loaded`);

@@ -26,7 +26,7 @@ export type LoadStep = 'yield' | 'pause';
 export type TableLoader = (
   path: string,
   categories: readonly RangeCategory[],
-) => Promise<Partial<Record<RangeCategory, RangeTable>> | undefined>;
+) => Promise<LoadedTables | undefined>;
 
 interface BlockRow {
   family: number;
@@ -36,8 +36,25 @@ interface BlockRow {
   sets: Buffer;
 }
 
+/** Tables by category, as loaded (only those asked for). */
+export type LoadedTables = Partial<Record<RangeCategory, RangeTable>>;
+
+/**
+ * The steps that read the tables of `categories` from `db`, in that order; the generator's
+ * return value is the tables. Throws (from `next()`) if a stored table is inconsistent.
+ */
+export function* tablesSteps(
+  db: Database.Database,
+  categories: readonly RangeCategory[],
+): Generator<LoadStep, LoadedTables> {
+  const total = rangeTotals(db);
+  const tables: LoadedTables = {};
+  for (const category of categories) tables[category] = yield* tableSteps(db, category, total);
+  return tables;
+}
+
 /** The per-category row counts, read once per file (one small aggregate query). */
-export function rangeTotals(db: Database.Database): (category: string, family: number) => number {
+function rangeTotals(db: Database.Database): (category: string, family: number) => number {
   const totals = db
     .prepare('SELECT category, family, SUM(count) AS n FROM range_blocks GROUP BY category, family')
     .all() as { category: string; family: number; n: number }[];
@@ -45,11 +62,8 @@ export function rangeTotals(db: Database.Database): (category: string, family: n
     totals.find((t) => t.category === category && t.family === family)?.n ?? 0;
 }
 
-/**
- * The steps that read one category's table from `db`; the generator's return value is the
- * table. Throws (from `next()`) if the stored table is inconsistent.
- */
-export function* tableSteps(
+/** The steps that read one category's table from `db`; the generator returns the table. */
+function* tableSteps(
   db: Database.Database,
   category: RangeCategory,
   total: (category: string, family: number) => number,
@@ -87,31 +101,20 @@ export function* tableSteps(
  * Loads `categories` of the snapshot at `path` on the calling thread without stopping, on a
  * read-only connection of its own. For a worker thread (it blocks for the whole read).
  */
-export function loadTablesNow(
-  path: string,
-  categories: readonly RangeCategory[],
-): Partial<Record<RangeCategory, RangeTable>> {
+export function loadTablesNow(path: string, categories: readonly RangeCategory[]): LoadedTables {
   const db = new Database(path, { readonly: true, fileMustExist: true });
   try {
-    const total = rangeTotals(db);
-    const tables: Partial<Record<RangeCategory, RangeTable>> = {};
-    for (const category of categories) {
-      const steps = tableSteps(db, category, total);
-      for (let step = steps.next(); ; step = steps.next()) {
-        if (step.done) {
-          tables[category] = step.value;
-          break;
-        }
-      }
-    }
-    return tables;
+    const steps = tablesSteps(db, categories);
+    let step = steps.next();
+    while (!step.done) step = steps.next();
+    return step.value;
   } finally {
     db.close();
   }
 }
 
 /** The buffers behind `tables`, each once: the transfer list for `postMessage`. */
-export function transferListOf(tables: Partial<Record<RangeCategory, RangeTable>>): ArrayBuffer[] {
+export function transferListOf(tables: LoadedTables): ArrayBuffer[] {
   const buffers = new Set<ArrayBuffer>();
   for (const table of Object.values(tables)) {
     for (const array of Object.values(table) as Uint32Array[]) {

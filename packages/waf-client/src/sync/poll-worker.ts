@@ -22,19 +22,17 @@
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import type { RangeTable } from '@rampart/rules-core/ip/range-table';
 import type { RangeCategory } from '@rampart/rules-core/snapshot/schema';
+import type { LoadedTables } from '@rampart/rules-core/snapshot/table-loader';
 import { DownloadError, type PollRequest, type PollResult } from './snapshot-download.js';
 
 const WORKER_MAIN = createRequire(import.meta.url).resolve(
   '@rampart/waf-client/sync/poll-worker-main',
 );
 
-type Tables = Partial<Record<RangeCategory, RangeTable>>;
-
 type Reply =
   | { readonly rampartCheck: number; readonly verdict: string }
-  | { readonly rampartTables: number; readonly tables: Tables }
+  | { readonly rampartTables: number; readonly tables: LoadedTables }
   | { readonly rampartTables: number; readonly error: string }
   | { readonly rampartPoll: number; readonly result: PollResult }
   | {
@@ -103,7 +101,7 @@ export class PollWorker {
    * `TableLoader` for `openSnapshot`); the arrays arrive transferred, not copied. Rejects with
    * the worker's reason when a table is damaged, or when the worker dies.
    */
-  loadTables(path: string, categories: readonly RangeCategory[]): Promise<Tables> {
+  loadTables(path: string, categories: readonly RangeCategory[]): Promise<LoadedTables> {
     const id = this.nextId++;
     return this.ask({ rampartTables: id, path, categories }, id, (reply) => {
       if ('tables' in reply) return reply.tables;

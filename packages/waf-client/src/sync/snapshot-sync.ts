@@ -9,9 +9,9 @@
  *   `syncEveryRequests` requests (at most one per second). Polls never overlap.
  * - A new version is downloaded and verified (see `snapshot-download.ts`), opened with
  *   `openSnapshot` (SQLite magic, quick_check on the poll worker's thread, schema version, rules;
- *   range tables equal to those in use are shared, the others read on the poll worker's thread), renamed to its content address, recorded in
- *   `current.json` and swapped in. Old files beyond the retention count are
- *   pruned.
+ *   range tables equal to those in use are shared, the others read on the poll worker's
+ *   thread), renamed to its content address, recorded in `current.json` and swapped in. Old
+ *   files beyond the retention count are pruned.
  * - Any failure keeps the snapshot in use, is counted and logged (throttled), and the next poll
  *   waits with exponential backoff and full jitter (from min(1 s, interval) up to
  *   `syncBackoffMaxMs`).
