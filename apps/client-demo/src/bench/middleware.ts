@@ -2,7 +2,7 @@
  * `npm run bench:middleware`: what the WAF costs the demo's cheapest route (`GET /robots.txt`: a
  * constant, no session, no database), and how long a snapshot swap stalls the app under load.
  *
- * 1. Build (or reuse) four snapshot versions of ~1.07M real ranges with every rule type (see
+ * 1. Build (or reuse) five snapshot versions of ~1.07M real ranges with every rule type (see
  *    `bench-data.ts`) and 1000 client addresses every rule misses.
  * 2. Start a stand-in hub (`bench-hub.ts`) serving version 1.
  * 3. Rounds. Each round starts a fresh pair of app processes started like production
@@ -18,10 +18,10 @@
  *    talks over 127.0.0.1. Headline figures are medians of the per-round ratios and differences
  *    (see `report.ts`).
  * 4. Swaps, on one more enforcing process, after the same start-up warm-up: under the same
- *    saturating load, alternately a window without a swap (baseline) and one in which the hub publishes the next version: three rule changes
- *    (2, 3, 4) and a data change (5); the app's event-loop delay histogram
- *    (`/__bench/loop-delay`, enabled by DEMO_BENCH_ENDPOINTS) gives the longest stall of each
- *    window.
+ *    saturating load, alternately a window without a swap (baseline) and one in which the hub
+ *    publishes the next version: three rule changes (2, 3, 4) and a data change (5); the app's
+ *    event-loop delay histogram (`/__bench/loop-delay`, enabled by DEMO_BENCH_ENDPOINTS) gives
+ *    the longest stall of each window.
  * 5. Print the tables and, last, one JSON line.
  *
  * Knobs (development only; published figures use the defaults): BENCH_DURATION=5 (s per
@@ -189,11 +189,11 @@ async function loadWindow(
 async function measureSwaps(
   app: AppProcess,
   hub: BenchHub,
-  snapshots: readonly string[],
+  versions: number,
   script: string,
 ): Promise<SwapWindow[]> {
   const windows: SwapWindow[] = [];
-  for (let index = 1; index < snapshots.length; index++) {
+  for (let index = 1; index < versions; index++) {
     const version = index + 1;
     progress(`swap ${index}: baseline window, ${config.swapWindowS} s of load`);
     const baseline = await loadWindow(app, script, async () => {});
@@ -274,7 +274,7 @@ async function main(): Promise<void> {
     // As in the rounds: a process measured right after its start is still compiling, which
     // showed as a 36-39 ms stall in the first baseline window.
     await warmUp(apps.enforce, 'enforce', 0, script);
-    const swaps = await measureSwaps(apps.enforce, hub, data.snapshots, script);
+    const swaps = await measureSwaps(apps.enforce, hub, data.snapshots.length, script);
     process.stdout.write(
       `${formatReport({
         route: ROUTE,
