@@ -13,7 +13,6 @@
  * Both give "ok" or SQLite's description of the damage; a file that cannot be opened at all
  * gives the error's message.
  */
-import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 
@@ -40,9 +39,9 @@ function verdictOf(rows: readonly Record<string, unknown>[]): string {
 
 /** The check on a worker thread started for it (at a lower priority on Linux). */
 export function quickCheckOnWorker(path: string): Promise<string> {
-  const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-  // Evaluated source rather than a module file: it runs the same whether this package is used
-  // from its compiled `dist` or from its TypeScript sources (tests).
+  // The worker imports this very module and runs quickCheck. It is started from evaluated
+  // source so that it works whether this module is compiled `dist` JavaScript or, under test,
+  // its TypeScript source (Node strips the types).
   const source = `
     const { parentPort, workerData } = require('node:worker_threads');
     const os = require('node:os');
@@ -51,20 +50,15 @@ export function quickCheckOnWorker(path: string): Promise<string> {
     if (process.platform === 'linux') {
       try { os.setPriority(os.constants.priority.PRIORITY_BELOW_NORMAL); } catch {}
     }
-    const Database = require(workerData.driver);
-    let verdict;
-    try {
-      const db = new Database(workerData.path, { readonly: true, fileMustExist: true });
-      const rows = db.pragma('quick_check');
-      db.close();
-      verdict = rows.map((r) => Object.values(r)[0]).join('; ');
-    } catch (error) {
-      verdict = String(error && error.message || error);
-    }
-    parentPort.postMessage({ rampartQuickCheck: verdict });
+    import(workerData.module)
+      .then((checks) => checks.quickCheck(workerData.path))
+      .then((verdict) => parentPort.postMessage({ rampartQuickCheck: verdict }));
   `;
   return new Promise((resolve) => {
-    const worker = new Worker(source, { eval: true, workerData: { driver, path } });
+    const worker = new Worker(source, {
+      eval: true,
+      workerData: { module: import.meta.url, path },
+    });
     // Only our own message counts: under `node --watch`, Node itself posts module-loading
     // notices from every thread.
     worker.on('message', (message: unknown) => {
