@@ -40,6 +40,15 @@ type Reply =
       readonly error: { readonly message: string; readonly download: boolean };
     };
 
+/** A poll's reply as `poll` resolves it, or the error it rejects with. */
+function pollResultOf(reply: Reply): PollResult {
+  if (!('rampartPoll' in reply)) throw new Error('the poll worker answered out of turn');
+  if ('result' in reply) return reply.result;
+  throw reply.error.download
+    ? new DownloadError(reply.error.message)
+    : new Error(reply.error.message);
+}
+
 /** A request posted to the worker, waiting for its reply. */
 interface Pending {
   readonly settle: (reply: Reply) => void;
@@ -58,31 +67,12 @@ export class PollWorker {
   poll(request: PollRequest): Promise<PollResult> {
     const { signal, ...plain } = request;
     if (signal.aborted) return Promise.reject(new DownloadError('sync stopped'));
-    const worker = this.start();
     const id = this.nextId++;
-    return new Promise<PollResult>((resolve, reject) => {
-      const abort = () => worker.postMessage({ rampartAbort: id });
-      signal.addEventListener('abort', abort, { once: true });
-      this.pending.set(id, {
-        settle: (reply) => {
-          signal.removeEventListener('abort', abort);
-          if (!('rampartPoll' in reply)) reject(new Error('the poll worker answered out of turn'));
-          else if ('result' in reply) resolve(reply.result);
-          else
-            reject(
-              reply.error.download
-                ? new DownloadError(reply.error.message)
-                : new Error(reply.error.message),
-            );
-        },
-        fail: (error) => {
-          signal.removeEventListener('abort', abort);
-          reject(error);
-        },
-      });
-      worker.ref();
-      worker.postMessage({ rampartPoll: id, request: plain });
-    });
+    const abort = () => this.worker?.postMessage({ rampartAbort: id });
+    signal.addEventListener('abort', abort, { once: true });
+    return this.ask({ rampartPoll: id, request: plain }, id, pollResultOf).finally(() =>
+      signal.removeEventListener('abort', abort),
+    );
   }
 
   /**
