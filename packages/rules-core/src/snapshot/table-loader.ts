@@ -3,7 +3,7 @@
  * check a damaged or hostile file needs (blob lengths, range counts, label-set indices).
  *
  * One implementation, two ways to run it:
- * - on the thread that serves requests, in steps: {@link tableSteps} is a generator that stops
+ * - on the thread that serves requests, in steps: {@link tablesSteps} is a generator that stops
  *   after each bounded piece of work (`'yield'` before a large SQL read, `'pause'` after
  *   checking a slice of ranges), and `openSnapshot` turns the event loop there;
  * - on a thread the caller keeps, at once: {@link loadTablesNow} runs the same steps without
