@@ -55,6 +55,9 @@ const peers = new WeakMap<object, Peer>();
  * value seen recently costs one map lookup instead of a walk. Bounded, as the evaluator's memos.
  */
 const forwarded = new WeakMap<TrustedProxies, BoundedMemo<string>>();
+/** The set asked for last and its memo: a process has one set, so this spares the WeakMap. */
+let lastProxies: TrustedProxies | null = null;
+let lastMemo: BoundedMemo<string> | null = null;
 
 /** The client address of `req` (see the module comment); '' when the socket has none. */
 export function resolveClientIp(req: IncomingMessage, proxies: TrustedProxies): string {
@@ -69,17 +72,25 @@ export function resolveClientIp(req: IncomingMessage, proxies: TrustedProxies): 
 /** The client `header` names for `proxies` ('' for none), remembered for short headers. */
 function forwardedClient(header: string, proxies: TrustedProxies): string {
   if (header.length > FORWARDED_MEMO_MAX_LENGTH) return clientInHeader(header, proxies);
-  let memo = forwarded.get(proxies);
-  if (memo === undefined) {
-    memo = new BoundedMemo<string>(FORWARDED_MEMO);
-    forwarded.set(proxies, memo);
-  }
+  const memo = forwardedMemo(proxies);
   let client = memo.get(header);
   if (client === undefined) {
     client = clientInHeader(header, proxies);
     memo.set(header, client);
   }
   return client;
+}
+
+function forwardedMemo(proxies: TrustedProxies): BoundedMemo<string> {
+  if (proxies === lastProxies && lastMemo !== null) return lastMemo;
+  let memo = forwarded.get(proxies);
+  if (memo === undefined) {
+    memo = new BoundedMemo<string>(FORWARDED_MEMO);
+    forwarded.set(proxies, memo);
+  }
+  lastProxies = proxies;
+  lastMemo = memo;
+  return memo;
 }
 
 function peerOf(req: IncomingMessage, proxies: TrustedProxies): Peer {
