@@ -32,6 +32,7 @@ import {
 } from '../substitution/rule-set.js';
 import { Substituter } from '../substitution/substituter.js';
 import { denseRules, fewRules, htmlPage } from './substitute-corpus.js';
+import { walkTable } from './table-walk.js';
 
 const CHUNK = 16 * 1024;
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
@@ -49,6 +50,8 @@ interface Row {
   readonly matches: number;
   readonly mbps: Record<string, number | undefined>;
   readonly sameAsJs: boolean;
+  /** The machine-state probe timed next to the engine's runs (see table-walk.ts). */
+  readonly tableWalkNsPerByte: number;
 }
 
 function median(xs: number[]): number {
@@ -60,21 +63,35 @@ function median(xs: number[]): number {
  * MB/s of `run` over `bytes` bytes: median of RUNS runs after the warm-up (see the top of this
  * file), timed by the process's CPU time (user + system) rather than the wall clock, so that
  * other work on the machine does not count against the contender (BENCH_CLOCK=wall to use the
- * wall clock).
+ * wall clock). With a `probe`, the probe is timed after every measured run too (wall clock, ns
+ * per byte, median), to tell which state of the machine the runs met (see table-walk.ts).
  */
-async function measure(bytes: number, run: () => unknown): Promise<number> {
+async function measure(
+  bytes: number,
+  run: () => unknown,
+  probe?: () => unknown,
+): Promise<{ mbps: number; probeNsPerByte: number | undefined }> {
   const warmupStart = performance.now();
   for (let i = 0; i < WARMUP_MIN_RUNS || performance.now() - warmupStart < WARMUP_MS; i++)
     await run();
   const times: number[] = [];
+  const probes: number[] = [];
   for (let i = 0; i < RUNS; i++) {
     const wall = performance.now();
     const cpu = process.cpuUsage();
     await run();
     const used = process.cpuUsage(cpu);
     times.push(WALL ? performance.now() - wall : (used.user + used.system) / 1000);
+    if (probe) {
+      const started = performance.now();
+      probe();
+      probes.push(((performance.now() - started) * 1e6) / bytes);
+    }
   }
-  return bytes / 1e6 / (median(times) / 1000);
+  return {
+    mbps: bytes / 1e6 / (median(times) / 1000),
+    probeNsPerByte: probe ? median(probes) : undefined,
+  };
 }
 
 function rampart(set: CompiledRuleSet, page: Buffer): { output: Buffer; matches: number } {
@@ -157,22 +174,34 @@ async function benchOne(
     r.replacement,
   ]);
   const mbps: Record<string, number | undefined> = {};
-  mbps.rampart = await measure(page.length, () => rampart(set, page));
-  mbps['js-replace'] = await measure(page.length, () => sequentialReplace(regexes, page));
+  const engine = await measure(
+    page.length,
+    () => rampart(set, page),
+    () => walkTable(set, page),
+  );
+  mbps.rampart = engine.mbps;
+  mbps['js-replace'] = (await measure(page.length, () => sequentialReplace(regexes, page))).mbps;
   const { replaceStream, re2 } = peers;
   mbps.replacestream = replaceStream
-    ? await measure(page.length, () => chainedReplaceStream(replaceStream, rules, page))
+    ? (await measure(page.length, () => chainedReplaceStream(replaceStream, rules, page))).mbps
     : undefined;
   if (re2) {
     const compiled = rules.map((r): [RegExp, string] => [
       new re2(r.pattern, jsFlags(r)),
       r.replacement,
     ]);
-    mbps.re2 = await measure(page.length, () => sequentialReplace(compiled, page));
+    mbps.re2 = (await measure(page.length, () => sequentialReplace(compiled, page))).mbps;
   }
   // With "few" rules nothing interacts, so one pass and rule-by-rule passes agree byte for byte.
   const sameAsJs = output.equals(sequentialReplace(regexes, page));
-  return { rules: rules.length, density, matches, mbps, sameAsJs };
+  return {
+    rules: rules.length,
+    density,
+    matches,
+    mbps,
+    sameAsJs,
+    tableWalkNsPerByte: engine.probeNsPerByte as number,
+  };
 }
 
 function format(rows: readonly Row[], contenders: readonly string[]): string {
@@ -180,7 +209,7 @@ function format(rows: readonly Row[], contenders: readonly string[]): string {
   const header =
     'rules  matches  density ' +
     contenders.map((c) => ` ${c} MB/s`.padStart(20)).join('') +
-    '  rampart/js  rampart/replacestream  same output as js';
+    '  rampart/js  rampart/replacestream  table walk ns/B  same output as js';
   const lines = rows.map((r) => {
     const js = r.mbps['js-replace'] ?? Number.NaN;
     const rs = r.mbps.replacestream;
@@ -189,6 +218,7 @@ function format(rows: readonly Row[], contenders: readonly string[]): string {
       contenders.map((c) => cell(r.mbps[c])).join('') +
       `${`${((r.mbps.rampart ?? 0) / js).toFixed(2)}x`.padStart(12)}` +
       `${(rs === undefined ? 'n/a' : `${((r.mbps.rampart ?? 0) / rs).toFixed(1)}x`).padStart(23)}` +
+      `${r.tableWalkNsPerByte.toFixed(2).padStart(17)}` +
       `  ${r.sameAsJs ? 'yes' : 'no (rules interact when applied in turn)'}`
     );
   });
@@ -237,10 +267,14 @@ async function main(): Promise<void> {
       ratio_vs_sequential_js_replace_50_rules_dense: ratio(dense50, 'js-replace'),
       ratio_vs_replacestream_50_rules: ratio(few50, 'replacestream'),
       ratio_vs_re2_50_rules: ratio(few50, 're2'),
+      table_walk_ns_per_byte_50_rules_dense: dense50
+        ? Math.round(dense50.tableWalkNsPerByte * 100) / 100
+        : null,
       rows: rows.map((r) => ({
         rules: r.rules,
         density: r.density,
         matches: r.matches,
+        table_walk_ns_per_byte: Math.round(r.tableWalkNsPerByte * 100) / 100,
         ...r.mbps,
       })),
     }),
