@@ -90,7 +90,12 @@ interface CompiledRateLimit extends CompiledRule {
    */
   readonly series: RateLimitSeries;
   readonly conditions: readonly Condition[];
-  readonly methods: ReadonlySet<string> | null;
+  /**
+   * Methods that count (upper case), null for all. A list, not a set: a rule names a handful,
+   * and comparing a few short strings in place costs less than a hash lookup whose code and
+   * table a busy server has evicted by the next request.
+   */
+  readonly methods: readonly string[] | null;
 }
 
 /** Rule positions that a label of a category stands for. */
@@ -187,7 +192,7 @@ export class Evaluator {
               ...c,
               rule: c.rule,
               conditions: compileConditions(c.rule.when),
-              methods: c.rule.methods?.length ? new Set(c.rule.methods) : null,
+              methods: c.rule.methods?.length ? [...new Set(c.rule.methods)] : null,
               series: this.limiter.series(c.rule.id, c.rule.windowSeconds * 1000),
             },
           ]
@@ -307,7 +312,7 @@ export class Evaluator {
   private rateLimitStage(view: RequestView, run: EvaluationRun): Decision | undefined {
     for (const r of this.rateLimits) {
       if (r.expiresAtMs <= run.now) continue;
-      if (r.methods && !r.methods.has(view.method())) continue;
+      if (r.methods && !r.methods.includes(view.method())) continue;
       if (!meetsAll(r.conditions, view)) continue;
       const state = r.series.hit(rateLimitKey(r.rule.key, view), r.rule.limit, run.now);
       const info: RateLimitInfo = {
