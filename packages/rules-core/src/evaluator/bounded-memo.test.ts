@@ -50,6 +50,18 @@ describe('BoundedMemo', () => {
     expect(memo.get('10.0.0.0')).toBeUndefined();
   });
 
+  it('answers a key asked for twice in a row, and a new value stored for it, from its last lookup', () => {
+    const memo = new BoundedMemo<number>(4);
+    memo.set('192.0.2.1', 1);
+    memo.set('192.0.2.2', 2);
+    expect(memo.get('192.0.2.1')).toBe(1);
+    expect(memo.get('192.0.2.1')).toBe(1);
+    expect(memo.get('192.0.2.2')).toBe(2);
+    memo.set('192.0.2.2', 22);
+    expect(memo.get('192.0.2.2')).toBe(22);
+    expect(memo.get('192.0.2.1')).toBe(1);
+  });
+
   it('rejects a capacity below 2', () => {
     expect(() => new BoundedMemo(1)).toThrow(RangeError);
     expect(() => new BoundedMemo(2.5)).toThrow(RangeError);

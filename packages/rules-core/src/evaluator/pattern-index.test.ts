@@ -66,7 +66,7 @@ describe('PatternIndex', () => {
           );
           const view = new RequestView(requests[0] as RequestInfo);
           // twice over, the second time each request twice in a row: the second pass answers
-          // from the memos, the repeats from each field's last value
+          // from the memos, the repeats from the value each memo looked up last
           const repeated = requests.flatMap((info) => [info, { ...info }]);
           for (const info of [...requests, ...repeated])
             expect([...index.matching(view.reset(info))]).toEqual(naive(rules, info));

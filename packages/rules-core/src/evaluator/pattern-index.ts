@@ -20,7 +20,7 @@
  * user agent, the host, the method, one header), so the groups are also gathered by the field
  * they read, and each field has a {@link BoundedMemo} from its raw value to the guards it meets:
  * a user agent or a path seen recently costs one map lookup instead of its normalisation and its
- * comparisons, and the same value as the previous request's costs one string compare. Values
+ * comparisons, and the same value as the previous request's one string compare. Values
  * longer than {@link MEMO_MAX_VALUE} characters are not remembered, so a memo holds at most
  * `memo` short strings per field.
  */
@@ -68,16 +68,6 @@ interface Source {
   readonly scans: ScanGroup[];
   /** Raw value -> indices of the rules whose guard it meets (null: no memo). */
   readonly memo: BoundedMemo<readonly number[]> | null;
-  /**
-   * The value last looked up in `memo`, and the rules it met: compared before the memo, because
-   * consecutive requests often repeat a field (one host, mostly `GET`, a client's burst of
-   * requests with one user agent), and a string compare costs less than a lookup in a map that
-   * other requests have pushed out of the CPU cache. Holds one value of at most
-   * {@link MEMO_MAX_VALUE} characters per field (and, when it was sliced from a request's URL,
-   * that one URL).
-   */
-  lastRaw: string | undefined;
-  lastFound: readonly number[];
 }
 
 /** Preference of a match kind as a guard: lower is better. */
@@ -152,15 +142,7 @@ export class PatternIndex {
       let source = sources.get(key);
       if (source === undefined) {
         const memo = capacity < 2 ? null : new BoundedMemo<readonly number[]>(capacity);
-        source = {
-          field,
-          name,
-          exact: [],
-          scans: [],
-          memo,
-          lastRaw: undefined,
-          lastFound: NO_RULES,
-        };
+        source = { field, name, exact: [], scans: [], memo };
         sources.set(key, source);
       }
       return source;
@@ -185,7 +167,7 @@ export class PatternIndex {
         this.testSource(source, request);
         continue;
       }
-      let found = raw === source.lastRaw ? source.lastFound : memo.get(raw);
+      let found = memo.get(raw);
       if (found === undefined) {
         const before = hits.length;
         this.testSource(source, request);
@@ -193,8 +175,6 @@ export class PatternIndex {
         hits.length = before;
         memo.set(raw, found);
       }
-      source.lastRaw = raw;
-      source.lastFound = found;
       for (let i = 0; i < found.length; i++) hits.push(found[i] as number);
     }
     if (hits.length === 0) return hits;
