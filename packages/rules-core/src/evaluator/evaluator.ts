@@ -138,11 +138,6 @@ export class Evaluator {
    */
   private readonly patterns: readonly CompiledPatternRule[];
   private readonly patternIndex: PatternIndex;
-  /**
-   * The current request's matching pattern rules, for both stages (per-call state: the index's
-   * array, valid until its next call).
-   */
-  private patternHits: readonly number[] = [];
   private readonly rateLimits: readonly CompiledRateLimit[];
   private readonly limiter: RateLimiter;
   private readonly address = new Uint32Array(4);
@@ -213,15 +208,16 @@ export class Evaluator {
     run.monitoredRateLimit = undefined;
     run.rateLimit = undefined;
     run.now = now;
+    // Both stages' pattern matches at once (the index's array, valid until its next call).
     const hits = this.patternIndex.matching(view);
-    this.patternHits = hits;
     // Most requests meet no range rule and no pattern guard. Neither stage can decide then, and
     // skipping both keeps the common path short: on a busy server its code is out of the CPU
     // caches by the next request, and fetching it back is much of what an evaluation costs.
     const decided =
       (this.candidates === NO_CANDIDATES && hits.length === 0
         ? undefined
-        : (this.stage('allow', run) ?? this.stage('block', run))) ?? this.rateLimitStage(view, run);
+        : (this.stage('allow', hits, run) ?? this.stage('block', hits, run))) ??
+      this.rateLimitStage(view, run);
     if (decided) return decided;
     // The stages mutate `run`; TypeScript still sees the values assigned above.
     const monitored = run.monitored as RuleMatch | null;
@@ -281,7 +277,12 @@ export class Evaluator {
     return positions;
   }
 
-  private stage(action: 'allow' | 'block', run: EvaluationRun): Decision | undefined {
+  /** `hits`: the request's matching pattern rules (positions in `patterns`). */
+  private stage(
+    action: 'allow' | 'block',
+    hits: readonly number[],
+    run: EvaluationRun,
+  ): Decision | undefined {
     for (let i = 0; i < this.categories.length; i++) {
       for (const position of this.candidates[i] as readonly number[]) {
         const compiled = this.rules[position] as CompiledRule;
@@ -298,9 +299,8 @@ export class Evaluator {
         if (decided) return decided;
       }
     }
-    const matching = this.patternHits;
-    for (let k = 0; k < matching.length; k++) {
-      const p = this.patterns[matching[k] as number] as CompiledPatternRule;
+    for (let k = 0; k < hits.length; k++) {
+      const p = this.patterns[hits[k] as number] as CompiledPatternRule;
       if (p.action === action && p.expiresAtMs > run.now) {
         const decided = this.matched(p, action, 'pattern', run);
         if (decided) return decided;
