@@ -58,6 +58,8 @@ export class CompiledRuleSet {
    * template is `programs[rule]`, where an entry >= 0 is a literal and `-1 - n` is group n.
    */
   readonly literals: readonly Uint8Array[];
+  /** `literals` as DataViews, for the output's word-at-a-time copies. */
+  readonly literalWords: readonly DataView[];
   readonly programs: readonly Int32Array[];
   /** Per rule: the literal that is its whole replacement, -1 when it uses groups. */
   readonly constants: Int32Array;
@@ -86,6 +88,7 @@ export class CompiledRuleSet {
       r.template.constant === undefined ? -1 : literalId(r.template.constant),
     );
     this.literals = literals;
+    this.literalWords = literals.map((l) => new DataView(l.buffer, l.byteOffset, l.byteLength));
   }
 
   /**
