@@ -646,12 +646,16 @@ function copyInto(
     // Buffer#copy accepts any Uint8Array source and allocates no view.
     return at + Buffer.prototype.copy.call(source, target, at, from, to);
   }
-  let i = from;
-  let j = at;
-  for (; i + 4 <= to; i += 4, j += 4)
+  const length = to - from;
+  if (length < 4) {
+    for (let i = from; i < to; i++) target[at++] = source[i] as number;
+    return at;
+  }
+  for (let i = from, j = at; i < to - 4; i += 4, j += 4)
     targetWords.setUint32(j, sourceWords.getUint32(i, true), true);
-  for (; i < to; i++) target[j++] = source[i] as number;
-  return j;
+  // The last four bytes in one go, overlapping what the loop copied (the same bytes again).
+  targetWords.setUint32(at + length - 4, sourceWords.getUint32(to - 4, true), true);
+  return at + length;
 }
 
 /** What {@link runDfa} leaves besides the index it returns (module scratch: no allocation). */
