@@ -90,7 +90,7 @@ export class Substituter {
   private bufEnd = 0;
   private contextByte = -1;
   private window: Buffer = Buffer.alloc(0);
-  /** A DataView of `buf` for the skip loop's 32-bit reads (made once per buffer). */
+  /** `buf` as a DataView, for 32-bit reads by the skip loop and the output copies (see bufWords). */
   private words: DataView<ArrayBufferLike> = new DataView(new ArrayBuffer(0));
   private wordsOf: Uint8Array | undefined;
 
@@ -310,13 +310,9 @@ export class Substituter {
     while (this.scanPos < this.bufEnd && !this.passthrough) {
       const base = this.bufStart;
       this.growRegs();
-      if (this.wordsOf !== this.buf) {
-        this.words = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
-        this.wordsOf = this.buf;
-      }
       const i = runDfa(
         this.buf,
-        this.words,
+        this.bufWords(),
         this.scanPos - base,
         this.bufEnd - base,
         base,
@@ -336,6 +332,15 @@ export class Substituter {
       if (this.scanPos >= this.bufEnd) break;
       this.step(this.buf[i] as number);
     }
+  }
+
+  /** `buf` as a DataView, made once per buffer (a chunk is usually scanned in several calls). */
+  private bufWords(): DataView<ArrayBufferLike> {
+    if (this.wordsOf !== this.buf) {
+      this.words = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
+      this.wordsOf = this.buf;
+    }
+    return this.words;
   }
 
   /** Makes `regs` as long as the largest built state needs (by `push`: never holey). */
@@ -605,11 +610,7 @@ export class Substituter {
     }
     const result = Buffer.allocUnsafe(length);
     const out = new DataView(result.buffer, result.byteOffset, length);
-    if (this.wordsOf !== buf) {
-      this.words = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-      this.wordsOf = buf;
-    }
-    const words = this.words;
+    const words = this.bufWords();
     const literals = this.set.literals;
     const literalWords = this.set.literalWords;
     let at = 0;
