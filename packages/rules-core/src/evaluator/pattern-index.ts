@@ -20,7 +20,7 @@
  * user agent, the host, the method, one header), so the groups are also gathered by the field
  * they read, and each field has a {@link BoundedMemo} from its raw value to the guards it meets:
  * a user agent or a path seen recently costs one map lookup instead of its normalisation and its
- * comparisons, and the same value as the previous request's one string compare. Values
+ * comparisons, and a value equal to the previous request's costs one string compare. Values
  * longer than {@link MEMO_MAX_VALUE} characters are not remembered, so a memo holds at most
  * `memo` short strings per field.
  */
