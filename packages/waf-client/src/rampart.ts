@@ -95,9 +95,11 @@ export function createRampart(options: RampartOptions = {}): Rampart {
   const ready = sync ? sync.start() : Promise.resolve();
   let closing: Promise<void> | undefined;
 
+  // Mode off evaluates nothing, so it has nothing to batch: its requests continue at once.
+  const batched = on && config.evaluation === 'batched';
   return {
-    middleware: createConnectMiddleware(handler),
-    fastifyPlugin: createFastifyPlugin(handler),
+    middleware: createConnectMiddleware(handler, batched),
+    fastifyPlugin: createFastifyPlugin(handler, batched),
     config: Object.freeze({ ...config, siteKey: config.siteKey ? '[redacted]' : '' }),
     ready: () => ready,
     close: () => {

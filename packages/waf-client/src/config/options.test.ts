@@ -36,6 +36,7 @@ describe('resolveConfig', () => {
       rateLimitHeaders: 'refusals',
       addressMemo: 16_384,
       fieldMemo: 1024,
+      evaluation: 'batched',
     });
     expect(config.instanceId).toMatch(new RegExp(`:${process.pid}$`));
   });
@@ -61,6 +62,7 @@ describe('resolveConfig', () => {
       RAMPART_ADDRESS_MEMO: '0',
       RAMPART_FIELD_MEMO: '0',
       RAMPART_RATE_LIMIT_HEADERS: 'all',
+      RAMPART_EVALUATION: 'inline',
     };
     expect(resolveConfig({ env })).toMatchObject({
       hubUrl: 'https://hub.example',
@@ -80,6 +82,7 @@ describe('resolveConfig', () => {
       addressMemo: 0,
       fieldMemo: 0,
       rateLimitHeaders: 'all',
+      evaluation: 'inline',
     });
     expect(resolveConfig({ env, mode: 'enforce', syncIntervalMs: 5000 })).toMatchObject({
       mode: 'enforce',
@@ -98,6 +101,7 @@ describe('resolveConfig', () => {
           RAMPART_PASS_SAMPLE_RATE: '2',
           RAMPART_BLOCK_STATUS: '200',
           RAMPART_RATE_LIMIT_HEADERS: 'always',
+          RAMPART_EVALUATION: 'later',
         },
       }),
     );
@@ -112,9 +116,10 @@ describe('resolveConfig', () => {
         'passSampleRate (RAMPART_PASS_SAMPLE_RATE): must be a number from 0 to 1, got "2"',
         'blockResponse.status (RAMPART_BLOCK_STATUS): must be an integer from 400 to 599, got "200"',
         'rateLimitHeaders (RAMPART_RATE_LIMIT_HEADERS): must be one of "refusals", "all", got "always"',
+        'evaluation (RAMPART_EVALUATION): must be one of "batched", "inline", got "later"',
       ]),
     );
-    expect(found).toHaveLength(9);
+    expect(found).toHaveLength(10);
   });
 
   it('refuses credentials in the hub URL (the key belongs in RAMPART_SITE_KEY)', () => {

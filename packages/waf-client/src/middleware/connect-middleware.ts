@@ -3,21 +3,29 @@
  *
  * The verdict is computed inside a guard; `next()` is called outside it, so an exception thrown
  * by the app's own handlers propagates exactly as it would without the WAF (Express turns it
- * into its error handler, not into a WAF fail-mode response).
+ * into its error handler, not into a WAF fail-mode response). With batched evaluation (the
+ * default, see `verdict-batch.ts`), under load, `next()` runs at the end of the event-loop turn
+ * the request arrived in; otherwise before the middleware returns.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Refusal } from '../responses/responses.js';
-import type { RequestHandler } from './request-handler.js';
+import type { RequestHandler, Verdict } from './request-handler.js';
+import { verdictBatch } from './verdict-batch.js';
 
-export type ConnectMiddleware = (
-  req: IncomingMessage,
-  res: ServerResponse,
-  next: (err?: unknown) => void,
-) => void;
+type Next = (err?: unknown) => void;
 
-export function createConnectMiddleware(handler: RequestHandler): ConnectMiddleware {
-  return function rampartMiddleware(req, res, next) {
-    const verdict = handler.handle(req); // never throws (failures become the fail-mode verdict)
+export type ConnectMiddleware = (req: IncomingMessage, res: ServerResponse, next: Next) => void;
+
+interface Continuation {
+  readonly res: ServerResponse;
+  readonly next: Next;
+}
+
+export function createConnectMiddleware(
+  handler: RequestHandler,
+  batching: boolean,
+): ConnectMiddleware {
+  const apply = (req: IncomingMessage, { res, next }: Continuation, verdict: Verdict): void => {
     req.rampart = verdict.info;
     try {
       if (verdict.refusal) {
@@ -33,6 +41,16 @@ export function createConnectMiddleware(handler: RequestHandler): ConnectMiddlew
       if (res.headersSent) return; // a refusal was (partly) written: the app must not answer too
     }
     next();
+  };
+  if (!batching) {
+    return function rampartMiddleware(req, res, next) {
+      // handle() never throws (failures become the fail-mode verdict)
+      apply(req, { res, next }, handler.handle(req));
+    };
+  }
+  const batched = verdictBatch(handler, apply);
+  return function rampartMiddleware(req, res, next) {
+    batched(req, { res, next });
   };
 }
 

@@ -105,4 +105,33 @@ describe('fastifyPlugin', () => {
     expect(answer.headers.ratelimit).toMatch(/^"login";r=2;t=\d+$/);
     await other.close();
   });
+
+  it('counts a burst of concurrent requests in arrival order', async () => {
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        app.inject({ method: 'POST', url: '/login', remoteAddress: '192.0.2.96' }),
+      ),
+    );
+    expect(answers.map((a) => a.statusCode)).toEqual([200, 200, 200, 429, 429]);
+  });
+
+  it("applies the same verdicts with evaluation: 'inline'", async () => {
+    const inline = testClient({ hubUrl: hub.url, evaluation: 'inline' });
+    await inline.rampart.ready();
+    const other = Fastify();
+    try {
+      await other.register(inline.rampart.fastifyPlugin);
+      other.get('/*', async () => ({ ok: true }));
+      const pass = await other.inject({ method: 'GET', url: '/ok', remoteAddress: '192.0.2.95' });
+      const block = await other.inject({
+        method: 'GET',
+        url: '/wp-admin',
+        remoteAddress: '192.0.2.95',
+      });
+      expect([pass.statusCode, block.statusCode]).toEqual([200, 403]);
+    } finally {
+      await other.close();
+      await inline.close();
+    }
+  });
 });

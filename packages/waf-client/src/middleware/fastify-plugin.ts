@@ -10,7 +10,8 @@
  * The request info is on `request.rampart` (a request decorator) and on `request.raw.rampart`.
  */
 import type { IncomingMessage } from 'node:http';
-import type { RampartRequestInfo, RequestHandler } from './request-handler.js';
+import type { RampartRequestInfo, RequestHandler, Verdict } from './request-handler.js';
+import { verdictBatch } from './verdict-batch.js';
 
 export interface FastifyLikeRequest {
   readonly raw: IncomingMessage;
@@ -40,7 +41,43 @@ export interface RampartFastifyPlugin {
   [key: symbol]: unknown;
 }
 
-export function createFastifyPlugin(handler: RequestHandler): RampartFastifyPlugin {
+interface HookContinuation {
+  readonly request: FastifyLikeRequest;
+  readonly reply: FastifyLikeReply;
+  readonly done: (err?: Error) => void;
+}
+
+export function createFastifyPlugin(
+  handler: RequestHandler,
+  batched: boolean,
+): RampartFastifyPlugin {
+  const apply = (
+    raw: IncomingMessage,
+    { request, reply, done }: HookContinuation,
+    verdict: Verdict,
+  ): void => {
+    raw.rampart = verdict.info;
+    (request as FastifyLikeRequest & { rampart: RampartRequestInfo }).rampart = verdict.info;
+    const refusal = verdict.refusal;
+    try {
+      if (refusal) {
+        reply.code(refusal.status);
+        for (const name in refusal.headers) reply.header(name, refusal.headers[name] as string);
+        reply.send(refusal.body); // answering from onRequest: the route handler is skipped
+        return;
+      }
+      if (verdict.passHeaders) {
+        for (const name in verdict.passHeaders)
+          reply.header(name, verdict.passHeaders[name] as string);
+      }
+    } catch (error) {
+      handler.adapterFailed(error);
+      if (refusal) return; // send() may have started the answer: do not run the route too
+    }
+    done();
+  };
+  const batch = batched ? verdictBatch(handler, apply) : null;
+
   function rampart(
     instance: FastifyLikeInstance,
     _options: unknown,
@@ -54,26 +91,9 @@ export function createFastifyPlugin(handler: RequestHandler): RampartFastifyPlug
     }
     instance.decorateRequest('rampart', null);
     instance.addHook('onRequest', (request, reply, hookDone) => {
-      const verdict = handler.handle(request.raw);
-      request.raw.rampart = verdict.info;
-      (request as FastifyLikeRequest & { rampart: RampartRequestInfo }).rampart = verdict.info;
-      const refusal = verdict.refusal;
-      try {
-        if (refusal) {
-          reply.code(refusal.status);
-          for (const name in refusal.headers) reply.header(name, refusal.headers[name] as string);
-          reply.send(refusal.body); // answering from onRequest: the route handler is skipped
-          return;
-        }
-        if (verdict.passHeaders) {
-          for (const name in verdict.passHeaders)
-            reply.header(name, verdict.passHeaders[name] as string);
-        }
-      } catch (error) {
-        handler.adapterFailed(error);
-        if (refusal) return; // send() may have started the answer: do not run the route too
-      }
-      hookDone();
+      const continuation = { request, reply, done: hookDone };
+      if (batch) batch(request.raw, continuation);
+      else apply(request.raw, continuation, handler.handle(request.raw)); // handle() never throws
     });
     done();
   }

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeHub, startFakeHub } from '../test-support/fake-hub.js';
 import {
   call,
+  endOfTurn,
   fakeRequest,
   fakeResponse,
   SITE_KEY,
@@ -307,6 +308,7 @@ describe('modes and failure', () => {
       };
       let nextCalls = 0;
       client.rampart.middleware(fakeRequest('/wp-admin'), res, () => nextCalls++);
+      await endOfTurn();
       expect(client.rampart.stats().errors).toBe(1);
       expect(nextCalls).toBe(1);
       expect(client.logger.lines.join('\n')).toMatch(
@@ -343,6 +345,7 @@ describe('modes and failure', () => {
         } as unknown as ServerResponse;
         let nextCalls = 0;
         client.rampart.middleware(req, res, () => nextCalls++);
+        await endOfTurn();
         expect(client.rampart.stats().errors).toBe(1);
         expect(client.logger.lines.join('\n')).toMatch(/evaluation failed.*boom/);
         if (failMode === 'open') expect(nextCalls).toBe(1);

@@ -173,6 +173,15 @@ export function fakeRequest(
   } as unknown as IncomingMessage;
 }
 
+/**
+ * Resolves after the current turn of the event loop has run its `setImmediate` callbacks: by
+ * then the middleware has applied the verdicts of the requests handed to it (batched evaluation
+ * answers at the end of the turn they arrived in).
+ */
+export function endOfTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 /** A response object that records what the middleware wrote. */
 export function fakeResponse(): ServerResponse & {
   statusWritten: number;
