@@ -27,6 +27,7 @@ import {
   type WafOutcome,
 } from './middleware/server-timing.js';
 import { sessionCommitHook } from './middleware/session.js';
+import { deferToTurnEnd } from './middleware/turn-deferral.js';
 import { benchRoutes } from './routes/bench-routes.js';
 import { routes } from './routes/routes.js';
 import { decoyHash, type ScryptParams } from './security/password.js';
@@ -91,6 +92,7 @@ export async function createDemoApp(options: DemoAppOptions): Promise<DemoApp> {
   app.use(markRequestStart);
   if (config.logRequests) app.use(requestLog(log, wafOutcome));
   if (waf) app.use(waf.middleware);
+  if (config.benchDeferRequests) app.use(deferToTurnEnd());
   app.use(markHandlerStart);
   app.use('/assets', express.static(PUBLIC_DIR, { maxAge: '1h', index: false }));
   app.use(

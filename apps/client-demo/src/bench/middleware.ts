@@ -5,14 +5,17 @@
  * 1. Build (or reuse) five snapshot versions of ~1.07M real ranges with every rule type (see
  *    `bench-data.ts`) and 1000 client addresses every rule misses.
  * 2. Start a stand-in hub (`bench-hub.ts`) serving version 1.
- * 3. Rounds. Each round starts a fresh pair of app processes started like production
- *    (`node dist/main.js`), identical but for RAMPART_MODE: `off` and `enforce`, each with its own
- *    WAF data directory holding version 1 (so the enforcing client evaluates from its first
- *    request), measures both back to back (order alternating), so slow drift and other load on
- *    the machine weigh on both modes alike, and stops them. Fresh processes per round, because on
+ * 3. Rounds. Each round starts a fresh set of app processes started like production
+ *    (`node dist/main.js`), identical but for the mode (`report.ts` MODES, `MODE_ENV` below):
+ *    `off` (the app without the WAF), `enforce` (the WAF as shipped, batched evaluation),
+ *    `inline` (enforce, each request evaluated as it arrives) and `deferred` (off, with requests
+ *    held to the end of their event-loop turn as batching holds them, nothing evaluated), each
+ *    with its own WAF data directory holding version 1 (so an enforcing client evaluates from its
+ *    first request), measures them back to back (order rotating), so slow drift and other load on
+ *    the machine weigh on all alike, and stops them. Fresh processes per round, because on
  *    the reference machine the same program settles into a fast or a slow mode per process (up to
- *    1.4x apart, stable within the process): one pair for all rounds would measure that pair's
- *    luck. Each new process gets 5 s of load (BENCH_START_WARMUP) before either is measured.
+ *    1.4x apart, stable within the process): one set for all rounds would measure that set's
+ *    luck. Each new process gets 5 s of load (BENCH_START_WARMUP) before any is measured.
  *    Then per mode: a warm-up, a saturating wrk run (throughput, loaded latency) and a
  *    one-connection run (latency without queueing). wrk runs in its own process; everything
  *    talks over 127.0.0.1. Headline figures are medians of the per-round ratios and differences
@@ -42,7 +45,7 @@ import { installSnapshot } from '../waf/snapshot-dir.js';
 import { type AppProcess, startAppProcess } from './app-process.js';
 import { changeOf, prepareBenchData } from './bench-data.js';
 import { type BenchHub, startBenchHub } from './bench-hub.js';
-import { formatReport, type Mode, type ModeRun, type SwapWindow } from './report.js';
+import { formatReport, MODES, type Mode, type ModeRun, type SwapWindow } from './report.js';
 import { runWrk, type WrkResult, writeWrkScript } from './wrk.js';
 
 const ROUTE = '/robots.txt';
@@ -101,6 +104,14 @@ async function waitForVersion(app: AppProcess, version: number, timeoutMs: numbe
   throw new Error(`the enforcing client did not load snapshot version ${version} (has ${seen})`);
 }
 
+/** What distinguishes the processes of a round (see {@link Mode}); all else is identical. */
+const MODE_ENV: Record<Mode, Record<string, string>> = {
+  off: { RAMPART_MODE: 'off' },
+  enforce: { RAMPART_MODE: 'enforce' },
+  inline: { RAMPART_MODE: 'enforce', RAMPART_EVALUATION: 'inline' },
+  deferred: { RAMPART_MODE: 'off', DEMO_BENCH_DEFER_REQUESTS: 'true' },
+};
+
 /** An app process in `mode`, its data in `root/<name>` (a fresh directory per process). */
 async function startApp(
   mode: Mode,
@@ -112,14 +123,14 @@ async function startApp(
   const dataDir = join(root, name);
   const wafDir = join(dataDir, 'rampart');
   await installSnapshot(wafDir, snapshot, 1, hub.siteKey);
-  // Identical for both processes but for RAMPART_MODE.
+  // Identical for all processes but for MODE_ENV.
   return startAppProcess({
     NODE_ENV: 'production',
     DEMO_PORT: '0',
     DEMO_DATA_DIR: dataDir,
     DEMO_SESSION_SECRET: randomBytes(32).toString('base64url'),
     DEMO_BENCH_ENDPOINTS: 'true',
-    RAMPART_MODE: mode,
+    ...MODE_ENV[mode],
     RAMPART_HUB_URL: hub.url,
     RAMPART_SITE_KEY: hub.siteKey,
     RAMPART_DATA_DIR: wafDir,
@@ -254,16 +265,19 @@ async function main(): Promise<void> {
     const script = writeWrkScript(root, `${ROUTE}${QUERY}`, data.ips);
     const runs: ModeRun[] = [];
     for (let round = 1; round <= config.rounds; round++) {
-      progress(`round ${round}: starting the app twice, RAMPART_MODE=off and =enforce`);
-      apps.off = await startApp('off', `off-${round}`, root, hub, first);
-      apps.enforce = await startApp('enforce', `enforce-${round}`, root, hub, first);
-      await waitForVersion(apps.enforce, 1, 30_000);
-      // Both fresh processes get the same load before either is measured: measured right after
+      progress(`round ${round}: starting the app ${MODES.length} times (${MODES.join(', ')})`);
+      for (const mode of MODES) {
+        const app = await startApp(mode, `${mode}-${round}`, root, hub, first);
+        apps[mode] = app;
+        if (MODE_ENV[mode].RAMPART_MODE === 'enforce') await waitForVersion(app, 1, 30_000);
+      }
+      // Every fresh process gets the same load before any is measured: measured right after
       // its start, the first of a round was still compiling (the enforcing app has more to
       // compile, and 1000 addresses to meet), which biased rounds by their order.
-      for (const mode of ['off', 'enforce'] as const)
-        await warmUp(apps[mode] as AppProcess, mode, round, script);
-      const order: Mode[] = round % 2 === 1 ? ['off', 'enforce'] : ['enforce', 'off'];
+      for (const mode of MODES) await warmUp(apps[mode] as AppProcess, mode, round, script);
+      // Each mode takes each place in the order in turn, so none is always measured first.
+      const shift = (round - 1) % MODES.length;
+      const order = [...MODES.slice(shift), ...MODES.slice(0, shift)];
       for (const mode of order)
         runs.push(await measureMode(apps[mode] as AppProcess, mode, round, script));
       await stopApps(apps);

@@ -21,6 +21,11 @@ const runs: ModeRun[] = [
   // A round disturbed by something else on the machine: the medians hardly move.
   { mode: 'off', round: 3, saturated: wrk(5000, 1.5, 30), single: wrk(8000, 0.1, 9) },
   { mode: 'enforce', round: 3, saturated: wrk(9500, 1.6, 3.3), single: wrk(7800, 0.12, 0.26) },
+  { mode: 'inline', round: 1, saturated: wrk(8000, 1.8, 3.6), single: wrk(7800, 0.12, 0.3) },
+  { mode: 'deferred', round: 1, saturated: wrk(11_000, 1.4, 2.9), single: wrk(8000, 0.1, 0.2) },
+  { mode: 'deferred', round: 2, saturated: wrk(10_500, 1.4, 2.9), single: wrk(8000, 0.1, 0.2) },
+  { mode: 'inline', round: 2, saturated: wrk(8500, 1.8, 3.6), single: wrk(7800, 0.12, 0.4) },
+  // round 3 ran off and enforce only: the other ratios come from rounds 1 and 2
 ];
 
 const window = (version: number | null, maxStallMs: number): SwapWindow => ({
@@ -63,6 +68,15 @@ describe('the bench:middleware report', () => {
     expect(s.added_p50_ms).toBe(0.02); // rounds: 0.01, 0.03, 0.02
     expect(s.added_p99_ms).toBe(0.05); // rounds: 0.05, 0.07, -8.74
     expect(s.rps_off).toBe(8333);
+  });
+
+  it('compares the other modes over the rounds that ran them', () => {
+    const s = summarize(input);
+    expect(s.throughput_ratio_inline).toBe(0.825); // rounds: 0.8, 0.85
+    expect(s.deferral_gain).toBe(1.075); // rounds: 1.1, 1.05
+    expect(s.throughput_ratio_vs_deferred).toBe(0.884); // rounds: 0.873, 0.895
+    expect(s.added_p99_ms_inline).toBe(0.15); // rounds: 0.1, 0.2
+    expect([s.rps_inline, s.rps_deferred]).toEqual([8250, 10_750]);
   });
 
   it('summarizes the swaps next to their baselines', () => {

@@ -2,8 +2,8 @@
  * The figures of `npm run bench:middleware` from its raw runs, and their printed form. Pure
  * functions (tested in `report.test.ts`).
  *
- * Each round measures both modes back to back (order alternating), so a round is a matched
- * pair: whatever else the machine was doing then weighed on both. Headline figures are the
+ * Each round measures every variant back to back (order rotating), so a round is a matched set:
+ * whatever else the machine was doing then weighed on all of them. Headline figures are the
  * median over rounds of the per-round ratio or difference, which a single disturbed round
  * cannot move much; pooled figures are printed too.
  */
@@ -15,7 +15,17 @@ export const TARGETS = {
   swapStallMs: 20,
 } as const;
 
-export type Mode = 'off' | 'enforce';
+/**
+ * What runs in front of the route:
+ * - `off`: the WAF middleware with `RAMPART_MODE=off` (the app "without the WAF");
+ * - `enforce`: the WAF as shipped (`enforce`, batched evaluation);
+ * - `inline`: `enforce` with `RAMPART_EVALUATION=inline`, each request evaluated as it arrives;
+ * - `deferred`: `off`, plus the demo's stand-in for the batching alone
+ *   (`DEMO_BENCH_DEFER_REQUESTS`): requests wait for the end of their turn, nothing is evaluated.
+ */
+export type Mode = 'off' | 'enforce' | 'inline' | 'deferred';
+
+export const MODES: readonly Mode[] = ['off', 'enforce', 'inline', 'deferred'];
 
 export interface ModeRun {
   readonly mode: Mode;
@@ -64,21 +74,36 @@ export function median(values: readonly number[]): number {
     : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
-interface Pair {
-  readonly round: number;
-  readonly off: ModeRun;
-  readonly enforce: ModeRun;
+/** The runs of one round, by mode. */
+type Round = Partial<Record<Mode, ModeRun>>;
+
+function rounds(runs: readonly ModeRun[]): Round[] {
+  const byRound = new Map<number, Round>();
+  for (const run of runs) {
+    const round = byRound.get(run.round) ?? {};
+    round[run.mode] = run;
+    byRound.set(run.round, round);
+  }
+  return [...byRound.keys()].sort((a, b) => a - b).map((k) => byRound.get(k) as Round);
 }
 
-function pairs(runs: readonly ModeRun[]): Pair[] {
-  const out: Pair[] = [];
-  for (const round of [...new Set(runs.map((r) => r.round))].sort((a, b) => a - b)) {
-    const off = runs.find((r) => r.round === round && r.mode === 'off');
-    const enforce = runs.find((r) => r.round === round && r.mode === 'enforce');
-    if (off && enforce) out.push({ round, off, enforce });
+/** Median over the rounds that ran both `a` and `b` of `figure(a run, b run)`. */
+function perRound(
+  all: readonly Round[],
+  a: Mode,
+  b: Mode,
+  figure: (x: ModeRun, y: ModeRun) => number,
+): number {
+  const values: number[] = [];
+  for (const round of all) {
+    const x = round[a];
+    const y = round[b];
+    if (x && y) values.push(figure(x, y));
   }
-  return out;
+  return round3(median(values));
 }
+
+const rpsRatio = (x: ModeRun, y: ModeRun) => x.saturated.rps / y.saturated.rps;
 
 function pooledRps(runs: readonly ModeRun[], mode: Mode): number {
   const mine = runs.filter((r) => r.mode === mode);
@@ -94,7 +119,7 @@ function ofChange(windows: readonly SwapWindow[], change: 'rules' | 'data'): Swa
 }
 
 export function summarize(input: BenchInput) {
-  const matched = pairs(input.runs);
+  const all = rounds(input.runs);
   const swaps = input.swaps.filter((w) => w.version !== null);
   const baselines = input.swaps.filter((w) => w.version === null);
   const errors =
@@ -104,19 +129,29 @@ export function summarize(input: BenchInput) {
     route: input.route,
     ranges: input.rangeCount,
     rules: input.ruleCount,
-    rounds: matched.length,
+    rounds: all.filter((r) => r.off && r.enforce).length,
     rps_off: Math.round(pooledRps(input.runs, 'off')),
     rps_enforce: Math.round(pooledRps(input.runs, 'enforce')),
-    throughput_ratio: round3(
-      median(matched.map((p) => p.enforce.saturated.rps / p.off.saturated.rps)),
+    rps_inline: Math.round(pooledRps(input.runs, 'inline')),
+    rps_deferred: Math.round(pooledRps(input.runs, 'deferred')),
+    throughput_ratio: perRound(all, 'enforce', 'off', rpsRatio),
+    throughput_ratio_inline: perRound(all, 'inline', 'off', rpsRatio),
+    throughput_ratio_vs_deferred: perRound(all, 'enforce', 'deferred', rpsRatio),
+    deferral_gain: perRound(all, 'deferred', 'off', rpsRatio),
+    added_p50_ms: perRound(all, 'enforce', 'off', (x, y) => x.single.p50Ms - y.single.p50Ms),
+    added_p99_ms: perRound(all, 'enforce', 'off', (x, y) => x.single.p99Ms - y.single.p99Ms),
+    added_p99_ms_inline: perRound(all, 'inline', 'off', (x, y) => x.single.p99Ms - y.single.p99Ms),
+    added_p50_ms_saturated: perRound(
+      all,
+      'enforce',
+      'off',
+      (x, y) => x.saturated.p50Ms - y.saturated.p50Ms,
     ),
-    added_p50_ms: round3(median(matched.map((p) => p.enforce.single.p50Ms - p.off.single.p50Ms))),
-    added_p99_ms: round3(median(matched.map((p) => p.enforce.single.p99Ms - p.off.single.p99Ms))),
-    added_p50_ms_saturated: round3(
-      median(matched.map((p) => p.enforce.saturated.p50Ms - p.off.saturated.p50Ms)),
-    ),
-    added_p99_ms_saturated: round3(
-      median(matched.map((p) => p.enforce.saturated.p99Ms - p.off.saturated.p99Ms)),
+    added_p99_ms_saturated: perRound(
+      all,
+      'enforce',
+      'off',
+      (x, y) => x.saturated.p99Ms - y.saturated.p99Ms,
     ),
     swaps: swaps.length,
     swaps_completed: swaps.filter((w) => w.versionAfter === w.version).length,
@@ -147,10 +182,13 @@ export function formatReport(input: BenchInput): string {
   const s = summarize(input);
   const lines: string[] = [];
   lines.push(
-    `bench:middleware: GET ${input.route} with the WAF off vs enforce (${input.rangeCount.toLocaleString('en-US')} ranges, ${input.ruleCount} rules of types ${input.ruleTypes.join(', ')}; ${input.addresses} client addresses that every rule misses)`,
+    `bench:middleware: GET ${input.route} with the WAF off vs enforce, batched and inline (${input.rangeCount.toLocaleString('en-US')} ranges, ${input.ruleCount} rules of types ${input.ruleTypes.join(', ')}; ${input.addresses} client addresses that every rule misses)`,
   );
   lines.push(
-    `load: wrk from a second process on 127.0.0.1; saturated = ${input.connections} connections x ${input.durationS} s, single = 1 connection x ${input.singleDurationS} s; ${s.rounds} rounds, each on a fresh pair of processes, modes back to back, order alternating`,
+    `load: wrk from a second process on 127.0.0.1; saturated = ${input.connections} connections x ${input.durationS} s, single = 1 connection x ${input.singleDurationS} s; ${s.rounds} rounds, each on fresh processes, modes back to back, order rotating`,
+  );
+  lines.push(
+    'modes: off = RAMPART_MODE=off; enforce = as shipped (batched evaluation); inline = enforce with RAMPART_EVALUATION=inline; deferred = off, requests held to the end of their turn as batching does (nothing evaluated)',
   );
   lines.push('');
   lines.push(
@@ -165,7 +203,7 @@ export function formatReport(input: BenchInput): string {
         '1-conn p99 ms',
         'errors',
       ],
-      [8, 6, 9, 11, 11, 14, 14, 7],
+      [9, 6, 9, 11, 11, 14, 14, 7],
       input.runs.map((r) => [
         r.mode,
         String(r.round),
@@ -183,7 +221,10 @@ export function formatReport(input: BenchInput): string {
     `throughput ratio (enforce / off, median of rounds): ${s.throughput_ratio.toFixed(3)} (pooled: ${s.rps_enforce} vs ${s.rps_off} req/s; target >= ${TARGETS.throughputRatio}: ${verdict(s.throughput_ratio >= TARGETS.throughputRatio)})`,
   );
   lines.push(
-    `added latency, 1 connection (median of rounds): p50 ${s.added_p50_ms.toFixed(3)} ms, p99 ${s.added_p99_ms.toFixed(3)} ms (target p99 <= ${TARGETS.addedP99Ms} ms: ${verdict(s.added_p99_ms <= TARGETS.addedP99Ms)})`,
+    `  inline evaluation / off: ${s.throughput_ratio_inline.toFixed(3)} (pooled ${s.rps_inline} req/s); enforce / deferred (the evaluation's own cost, same scheduling): ${s.throughput_ratio_vs_deferred.toFixed(3)}; deferred / off (the deferral alone): ${s.deferral_gain.toFixed(3)}`,
+  );
+  lines.push(
+    `added latency, 1 connection (median of rounds): p50 ${s.added_p50_ms.toFixed(3)} ms, p99 ${s.added_p99_ms.toFixed(3)} ms (target p99 <= ${TARGETS.addedP99Ms} ms: ${verdict(s.added_p99_ms <= TARGETS.addedP99Ms)}); inline p99 ${s.added_p99_ms_inline.toFixed(3)} ms`,
   );
   lines.push(
     `added latency, saturated (includes queueing): p50 ${s.added_p50_ms_saturated.toFixed(3)} ms, p99 ${s.added_p99_ms_saturated.toFixed(3)} ms`,

@@ -34,6 +34,11 @@ export interface DemoConfig {
   readonly trustProxy: boolean;
   /** Enables `GET /__bench/*` (event-loop delay, WAF stats): set by the benchmark only. */
   readonly benchEndpoints: boolean;
+  /**
+   * The benchmark's reference: requests wait for the end of their event-loop turn where the WAF
+   * sits, as its batched evaluation makes them, without any WAF work (`middleware/turn-deferral.ts`).
+   */
+  readonly benchDeferRequests: boolean;
   readonly logRequests: boolean;
 }
 
@@ -66,6 +71,7 @@ export function loadConfig(env: Env = process.env): DemoConfig {
   const secureCookies = read.boolean('DEMO_SECURE_COOKIES', false);
   const trustProxy = read.boolean('DEMO_TRUST_PROXY', false);
   const benchEndpoints = read.boolean('DEMO_BENCH_ENDPOINTS', false);
+  const benchDeferRequests = read.boolean('DEMO_BENCH_DEFER_REQUESTS', false);
   const logRequests = read.boolean('DEMO_LOG_REQUESTS', false);
   if (problems.length > 0) throw new ConfigError(problems);
 
@@ -82,6 +88,7 @@ export function loadConfig(env: Env = process.env): DemoConfig {
     secureCookies,
     trustProxy,
     benchEndpoints,
+    benchDeferRequests,
     logRequests,
   };
 }

@@ -12,7 +12,9 @@
  *   would tell an attacker which rule to work around.
  * - `ip`: resolving the client address (trusted proxies).
  * - `app`: from the end of the WAF middleware to the headers (the route's handler).
- * - `total`: from the first middleware to the headers.
+ * - `total`: from the first middleware to the headers. With the WAF's batched evaluation (its
+ *   default) this includes the wait for the end of the event-loop turn the request arrived in:
+ *   `total` minus `waf`, `ip` and `app` is that wait plus the other requests of the batch.
  */
 import { performance } from 'node:perf_hooks';
 import type { NextFunction, Request, Response } from 'express';
