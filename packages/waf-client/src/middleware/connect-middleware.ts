@@ -10,7 +10,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Refusal } from '../responses/responses.js';
 import type { RequestHandler, Verdict } from './request-handler.js';
-import { verdictBatch } from './verdict-batch.js';
+import { verdictDispatcher } from './verdict-batch.js';
 
 type Next = (err?: unknown) => void;
 
@@ -23,7 +23,7 @@ interface Continuation {
 
 export function createConnectMiddleware(
   handler: RequestHandler,
-  batching: boolean,
+  batched: boolean,
 ): ConnectMiddleware {
   const apply = (req: IncomingMessage, { res, next }: Continuation, verdict: Verdict): void => {
     req.rampart = verdict.info;
@@ -42,15 +42,9 @@ export function createConnectMiddleware(
     }
     next();
   };
-  if (!batching) {
-    return function rampartMiddleware(req, res, next) {
-      // handle() never throws (failures become the fail-mode verdict)
-      apply(req, { res, next }, handler.handle(req));
-    };
-  }
-  const batched = verdictBatch(handler, apply);
+  const dispatch = verdictDispatcher(handler, apply, batched);
   return function rampartMiddleware(req, res, next) {
-    batched(req, { res, next });
+    dispatch(req, { res, next });
   };
 }
 

@@ -11,7 +11,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { RampartRequestInfo, RequestHandler, Verdict } from './request-handler.js';
-import { verdictBatch } from './verdict-batch.js';
+import { verdictDispatcher } from './verdict-batch.js';
 
 export interface FastifyLikeRequest {
   readonly raw: IncomingMessage;
@@ -76,7 +76,7 @@ export function createFastifyPlugin(
     }
     done();
   };
-  const batch = batched ? verdictBatch(handler, apply) : null;
+  const dispatch = verdictDispatcher(handler, apply, batched);
 
   function rampart(
     instance: FastifyLikeInstance,
@@ -91,9 +91,7 @@ export function createFastifyPlugin(
     }
     instance.decorateRequest('rampart', null);
     instance.addHook('onRequest', (request, reply, hookDone) => {
-      const continuation = { request, reply, done: hookDone };
-      if (batch) batch(request.raw, continuation);
-      else apply(request.raw, continuation, handler.handle(request.raw)); // handle() never throws
+      dispatch(request.raw, { request, reply, done: hookDone });
     });
     done();
   }

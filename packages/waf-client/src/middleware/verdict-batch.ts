@@ -27,13 +27,19 @@ interface Waiting<C> {
   readonly context: C;
 }
 
-/** Hands requests to `apply` with their verdicts, batched as described above. */
-export function verdictBatch<C>(
+/**
+ * What an adapter calls per request: evaluates it and hands it to `apply` with its verdict,
+ * batched as described above, or at once for every request when `batched` is false (inline
+ * evaluation, and mode off).
+ */
+export function verdictDispatcher<C>(
   handler: RequestHandler,
   apply: ApplyVerdict<C>,
+  batched: boolean,
 ): (req: IncomingMessage, context: C) => void {
+  // handle() never throws (failures become the fail-mode verdict)
+  if (!batched) return (req, context) => apply(req, context, handler.handle(req));
   const batch = new TurnBatch<Waiting<C>>(
-    // handle() never throws (failures become the fail-mode verdict)
     ({ req, context }) => apply(req, context, handler.handle(req)),
     (waiting) => {
       const verdicts = waiting.map(({ req }) => handler.handle(req));
