@@ -5,7 +5,9 @@
  * order; an app exception in one request's `next()` does not strand the others. A lone request
  * after a quiet turn, inline evaluation and mode off continue before the middleware returns.
  */
+import { once } from 'node:events';
 import type { IncomingMessage } from 'node:http';
+import { connect } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type FakeHub, startFakeHub } from '../test-support/fake-hub.js';
 import {
@@ -176,6 +178,28 @@ describe('batched evaluation (the default)', () => {
       expect(answers.map((a) => a.status)).toEqual(
         Array.from({ length: 40 }, (_, i) => (i % 4 === 0 ? 403 : 200)),
       );
+    } finally {
+      await app.close();
+    }
+  });
+  it('answers pipelined requests on one connection in order, a refusal among them', async () => {
+    const test = await client();
+    const app = await startApp(test.rampart);
+    try {
+      const socket = connect(app.port, '127.0.0.1');
+      await once(socket, 'connect');
+      // three requests in one write: they are parsed, and reach the WAF, in one turn
+      const request = (path: string, close = false) =>
+        `GET ${path} HTTP/1.1\r\nHost: shop.example\r\n${close ? 'Connection: close\r\n' : ''}\r\n`;
+      socket.end(request('/a') + request('/wp-admin') + request('/b', true));
+      const chunks: Buffer[] = [];
+      for await (const chunk of socket) chunks.push(chunk as Buffer);
+      const text = Buffer.concat(chunks).toString('latin1');
+      expect([...text.matchAll(/^HTTP\/1\.1 (\d{3})/gm)].map((m) => m[1])).toEqual([
+        '200',
+        '403',
+        '200',
+      ]);
     } finally {
       await app.close();
     }
