@@ -45,6 +45,7 @@ import { installSnapshot } from '../waf/snapshot-dir.js';
 import { type AppProcess, startAppProcess } from './app-process.js';
 import { changeOf, prepareBenchData } from './bench-data.js';
 import { type BenchHub, startBenchHub } from './bench-hub.js';
+import { processCpuMs } from './process-cpu.js';
 import { formatReport, MODES, type Mode, type ModeRun, type SwapWindow } from './report.js';
 import { runWrk, type WrkResult, writeWrkScript } from './wrk.js';
 
@@ -173,10 +174,16 @@ async function measureMode(
   progress(`round ${round}, ${mode}: warm-up ${config.warmupS} s`);
   await loadRoute(app, script, config.warmupS);
   progress(`round ${round}, ${mode}: ${config.connections} connections x ${config.durationS} s`);
+  const cpuBefore = processCpuMs(app.pid);
   const saturated = await loadRoute(app, script, config.durationS);
+  const cpuAfter = processCpuMs(app.pid);
+  const cpuUsPerRequest =
+    cpuBefore === null || cpuAfter === null || saturated.requests === 0
+      ? null
+      : ((cpuAfter - cpuBefore) * 1000) / saturated.requests;
   progress(`round ${round}, ${mode}: 1 connection x ${config.singleDurationS} s`);
   const single = await loadRoute(app, script, config.singleDurationS, 1);
-  return { mode, round, saturated, single };
+  return { mode, round, saturated, single, cpuUsPerRequest };
 }
 
 /** One saturated window on the enforcing app; `during` runs while wrk does. */

@@ -13,7 +13,10 @@ const wrk = (rps: number, p50Ms: number, p99Ms: number): WrkResult => ({
   maxMs: p99Ms * 2,
 });
 
-const runs: ModeRun[] = [
+/** CPU us per request of each test run, by mode (round 3's off has none: /proc unreadable). */
+const CPU = { off: 80, enforce: 84, inline: 100, deferred: 76 } as const;
+
+const rawRuns: Omit<ModeRun, 'cpuUsPerRequest'>[] = [
   { mode: 'off', round: 1, saturated: wrk(10_000, 1.5, 3), single: wrk(8000, 0.1, 0.2) },
   { mode: 'enforce', round: 1, saturated: wrk(9600, 1.6, 3.2), single: wrk(7800, 0.11, 0.25) },
   { mode: 'enforce', round: 2, saturated: wrk(9400, 1.6, 3.4), single: wrk(7800, 0.13, 0.27) },
@@ -27,6 +30,11 @@ const runs: ModeRun[] = [
   { mode: 'inline', round: 2, saturated: wrk(8500, 1.8, 3.6), single: wrk(7800, 0.12, 0.4) },
   // round 3 ran off and enforce only: the other ratios come from rounds 1 and 2
 ];
+
+const runs: ModeRun[] = rawRuns.map((r) => ({
+  ...r,
+  cpuUsPerRequest: r.round === 3 && r.mode === 'off' ? null : CPU[r.mode],
+}));
 
 const window = (version: number | null, maxStallMs: number): SwapWindow => ({
   version,
@@ -77,6 +85,15 @@ describe('the bench:middleware report', () => {
     expect(s.throughput_ratio_vs_deferred).toBe(0.884); // rounds: 0.873, 0.895
     expect(s.added_p99_ms_inline).toBe(0.15); // rounds: 0.1, 0.2
     expect([s.rps_inline, s.rps_deferred]).toEqual([8250, 10_750]);
+  });
+
+  it('compares CPU per request, skipping runs without it', () => {
+    const s = summarize(input);
+    expect(s.cpu_us_per_request_off).toBe(80);
+    expect(s.cpu_ratio).toBe(0.952); // 80 / 84, rounds 1 and 2 (round 3's off has none)
+    expect(s.cpu_ratio_inline).toBe(0.8);
+    expect(s.cpu_ratio_vs_deferred).toBe(0.905); // 76 / 84
+    expect(formatReport(input)).toContain('CPU per request, all threads (median): off 80.0');
   });
 
   it('summarizes the swaps next to their baselines', () => {

@@ -34,6 +34,11 @@ export interface ModeRun {
   readonly saturated: WrkResult;
   /** One connection: the latency of a request when nothing queues. */
   readonly single: WrkResult;
+  /**
+   * CPU time of the app process (all threads) per request during the saturated run, us; null
+   * where `/proc` is not readable. Unlike req/s it does not depend on how busy wrk kept the app.
+   */
+  readonly cpuUsPerRequest: number | null;
 }
 
 export interface SwapWindow {
@@ -87,7 +92,7 @@ function rounds(runs: readonly ModeRun[]): Round[] {
   return [...byRound.keys()].sort((a, b) => a - b).map((k) => byRound.get(k) as Round);
 }
 
-/** Median over the rounds that ran both `a` and `b` of `figure(a run, b run)`. */
+/** Median over the rounds that ran both `a` and `b` of `figure(a run, b run)` (NaN: skipped). */
 function perRound(
   all: readonly Round[],
   a: Mode,
@@ -98,12 +103,27 @@ function perRound(
   for (const round of all) {
     const x = round[a];
     const y = round[b];
-    if (x && y) values.push(figure(x, y));
+    const value = x && y ? figure(x, y) : Number.NaN;
+    if (!Number.isNaN(value)) values.push(value);
   }
   return round3(median(values));
 }
 
 const rpsRatio = (x: ModeRun, y: ModeRun) => x.saturated.rps / y.saturated.rps;
+/** `x`'s throughput relative to `y`'s if both were limited by CPU alone: y's CPU / x's. */
+const cpuRatio = (x: ModeRun, y: ModeRun) =>
+  x.cpuUsPerRequest && y.cpuUsPerRequest ? y.cpuUsPerRequest / x.cpuUsPerRequest : Number.NaN;
+
+/** Median CPU us per request of `mode`'s runs that have it. */
+function medianCpu(runs: readonly ModeRun[], mode: Mode): number {
+  return round3(
+    median(
+      runs
+        .filter((r) => r.mode === mode && r.cpuUsPerRequest !== null)
+        .map((r) => r.cpuUsPerRequest as number),
+    ),
+  );
+}
 
 function pooledRps(runs: readonly ModeRun[], mode: Mode): number {
   const mine = runs.filter((r) => r.mode === mode);
@@ -138,6 +158,13 @@ export function summarize(input: BenchInput) {
     throughput_ratio_inline: perRound(all, 'inline', 'off', rpsRatio),
     throughput_ratio_vs_deferred: perRound(all, 'enforce', 'deferred', rpsRatio),
     deferral_gain: perRound(all, 'deferred', 'off', rpsRatio),
+    cpu_us_per_request_off: medianCpu(input.runs, 'off'),
+    cpu_us_per_request_enforce: medianCpu(input.runs, 'enforce'),
+    cpu_us_per_request_inline: medianCpu(input.runs, 'inline'),
+    cpu_us_per_request_deferred: medianCpu(input.runs, 'deferred'),
+    cpu_ratio: perRound(all, 'enforce', 'off', cpuRatio),
+    cpu_ratio_inline: perRound(all, 'inline', 'off', cpuRatio),
+    cpu_ratio_vs_deferred: perRound(all, 'enforce', 'deferred', cpuRatio),
     added_p50_ms: perRound(all, 'enforce', 'off', (x, y) => x.single.p50Ms - y.single.p50Ms),
     added_p99_ms: perRound(all, 'enforce', 'off', (x, y) => x.single.p99Ms - y.single.p99Ms),
     added_p99_ms_inline: perRound(all, 'inline', 'off', (x, y) => x.single.p99Ms - y.single.p99Ms),
@@ -201,9 +228,10 @@ export function formatReport(input: BenchInput): string {
         'sat p99 ms',
         '1-conn p50 ms',
         '1-conn p99 ms',
+        'cpu us/req',
         'errors',
       ],
-      [9, 6, 9, 11, 11, 14, 14, 7],
+      [9, 6, 9, 11, 11, 14, 14, 11, 7],
       input.runs.map((r) => [
         r.mode,
         String(r.round),
@@ -212,6 +240,7 @@ export function formatReport(input: BenchInput): string {
         r.saturated.p99Ms.toFixed(3),
         r.single.p50Ms.toFixed(3),
         r.single.p99Ms.toFixed(3),
+        r.cpuUsPerRequest === null ? '-' : r.cpuUsPerRequest.toFixed(1),
         String(r.saturated.errors + r.single.errors),
       ]),
     ),
@@ -222,6 +251,9 @@ export function formatReport(input: BenchInput): string {
   );
   lines.push(
     `  inline evaluation / off: ${s.throughput_ratio_inline.toFixed(3)} (pooled ${s.rps_inline} req/s); enforce / deferred (the evaluation's own cost, same scheduling): ${s.throughput_ratio_vs_deferred.toFixed(3)}; deferred / off (the deferral alone): ${s.deferral_gain.toFixed(3)}`,
+  );
+  lines.push(
+    `CPU per request, all threads (median): off ${s.cpu_us_per_request_off.toFixed(1)}, enforce ${s.cpu_us_per_request_enforce.toFixed(1)}, inline ${s.cpu_us_per_request_inline.toFixed(1)}, deferred ${s.cpu_us_per_request_deferred.toFixed(1)} us; as throughput ratios if CPU alone decided (median of rounds): enforce / off ${s.cpu_ratio.toFixed(3)}, inline / off ${s.cpu_ratio_inline.toFixed(3)}, enforce / deferred ${s.cpu_ratio_vs_deferred.toFixed(3)}`,
   );
   lines.push(
     `added latency, 1 connection (median of rounds): p50 ${s.added_p50_ms.toFixed(3)} ms, p99 ${s.added_p99_ms.toFixed(3)} ms (target p99 <= ${TARGETS.addedP99Ms} ms: ${verdict(s.added_p99_ms <= TARGETS.addedP99Ms)}); inline p99 ${s.added_p99_ms_inline.toFixed(3)} ms`,
