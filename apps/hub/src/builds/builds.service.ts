@@ -77,14 +77,14 @@ export class BuildsService {
         finished_at: null,
       })
       .execute();
-    const outcome = await this.buildAndPublish(siteId, revision).catch(
+    const outcome = await this.buildAndPublish(siteId, revision, buildId).catch(
       (error: unknown): BuildOutcome => ({
         status: 'failed',
         error: (error as Error).message ?? String(error),
       }),
     );
-    await this.record(buildId, siteId, revision, outcome);
-    if (outcome.status === 'succeeded') await this.applyRetention(siteId);
+    if (outcome.status === 'failed') await this.recordFailure(buildId, siteId, revision, outcome);
+    else await this.applyRetention(siteId);
     // Edits that arrived during the build need another one.
     const now = await db
       .selectFrom('sites')
@@ -95,7 +95,16 @@ export class BuildsService {
     return outcome;
   }
 
-  private async buildAndPublish(siteId: string, revision: number): Promise<BuildOutcome> {
+  /**
+   * Builds and publishes the snapshot of `revision`. The snapshot row, the site's built revision
+   * and the build's `succeeded` status commit together, so no reader sees a published version
+   * whose build still says `running`.
+   */
+  private async buildAndPublish(
+    siteId: string,
+    revision: number,
+    buildId: string,
+  ): Promise<BuildOutcome> {
     const db = this.database.db;
     const rules = await db
       .selectFrom('rules')
@@ -148,6 +157,16 @@ export class BuildsService {
           .where('id', '=', siteId)
           .where('built_revision', '<', revision)
           .execute();
+        await tx
+          .updateTable('builds')
+          .set({
+            status: 'succeeded',
+            version,
+            error: null,
+            finished_at: new Date().toISOString(),
+          })
+          .where('id', '=', buildId)
+          .execute();
       });
       this.logger.log(
         `site ${siteId}: published snapshot version ${version} (${output.bytes} bytes)`,
@@ -158,30 +177,27 @@ export class BuildsService {
     }
   }
 
-  private async record(
+  private async recordFailure(
     buildId: string,
     siteId: string,
     revision: number,
-    outcome: BuildOutcome,
+    outcome: Extract<BuildOutcome, { status: 'failed' }>,
   ): Promise<void> {
     const db = this.database.db;
-    const finishedAt = new Date().toISOString();
-    if (outcome.status === 'failed') {
-      this.logger.warn(`site ${siteId}: build of revision ${revision} failed: ${outcome.error}`);
-      await db
-        .updateTable('sites')
-        .set({ failed_revision: revision })
-        .where('id', '=', siteId)
-        .where('failed_revision', '<', revision)
-        .execute();
-    }
+    this.logger.warn(`site ${siteId}: build of revision ${revision} failed: ${outcome.error}`);
+    await db
+      .updateTable('sites')
+      .set({ failed_revision: revision })
+      .where('id', '=', siteId)
+      .where('failed_revision', '<', revision)
+      .execute();
     await db
       .updateTable('builds')
       .set({
-        status: outcome.status === 'succeeded' ? 'succeeded' : 'failed',
-        version: outcome.status === 'succeeded' ? outcome.version : null,
-        error: outcome.status === 'failed' ? outcome.error : null,
-        finished_at: finishedAt,
+        status: 'failed',
+        version: null,
+        error: outcome.error,
+        finished_at: new Date().toISOString(),
       })
       .where('id', '=', buildId)
       .execute();

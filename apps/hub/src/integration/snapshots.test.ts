@@ -58,6 +58,22 @@ describe.each(DATABASE_KINDS)('snapshot builds and distribution on %s', (kind) =
       return builds.some((b) => b.status === 'running') ? undefined : site;
     });
 
+  /**
+   * Waits for `version` of the site to be published, checking on every look that a published
+   * version's build already reads `succeeded` (they commit together: a client or the dashboard
+   * must never see a live version whose build still says running).
+   */
+  const publishedWithItsBuild = (siteId: string, version: number) =>
+    waitFor(`site ${siteId} to publish version ${version}`, async () => {
+      const site = await c().getSite(siteId);
+      const builds = await c().builds(siteId); // read after the site: at least as new
+      const current = site.currentVersion ?? 0;
+      expect(builds.find((b) => b.version === current)?.status ?? 'none', `v${current}`).toBe(
+        current === 0 ? 'none' : 'succeeded',
+      );
+      return current >= version ? site : undefined;
+    });
+
   const download = (key: string, headers: Record<string, string> = {}, path = '/v1/snapshot') =>
     c().site(key, path, { headers: { 'accept-encoding': 'identity', ...headers } });
 
@@ -228,6 +244,7 @@ describe.each(DATABASE_KINDS)('snapshot builds and distribution on %s', (kind) =
         expect((await c().admin('POST', '/v1/sites/shop/rules', { ...rule, when })).status).toBe(
           201,
         );
+        await publishedWithItsBuild('shop', n);
         site = await settled('shop');
         expect(site.currentVersion).toBe(n);
         const response = await download(key);
