@@ -27,7 +27,7 @@ import {
   type WafOutcome,
 } from './middleware/server-timing.js';
 import { sessionCommitHook } from './middleware/session.js';
-import { deferToTurnEnd } from './middleware/turn-deferral.js';
+import { deferToTurnEnd, WafSwitch } from './middleware/turn-deferral.js';
 import { benchRoutes } from './routes/bench-routes.js';
 import { routes } from './routes/routes.js';
 import { decoyHash, type ScryptParams } from './security/password.js';
@@ -91,7 +91,8 @@ export async function createDemoApp(options: DemoAppOptions): Promise<DemoApp> {
 
   app.use(markRequestStart);
   if (config.logRequests) app.use(requestLog(log, wafOutcome));
-  if (waf) app.use(waf.middleware);
+  const wafSwitch = waf && config.benchWafSwitch ? new WafSwitch(waf.middleware) : null;
+  if (waf) app.use(wafSwitch ? wafSwitch.middleware : waf.middleware);
   if (config.benchDeferRequests) app.use(deferToTurnEnd());
   app.use(markHandlerStart);
   app.use('/assets', express.static(PUBLIC_DIR, { maxAge: '1h', index: false }));
@@ -100,7 +101,7 @@ export async function createDemoApp(options: DemoAppOptions): Promise<DemoApp> {
       database,
       session,
       decoyHash: decoyHash(options.passwordParams),
-      extra: config.benchEndpoints ? benchRoutes(waf) : undefined,
+      extra: config.benchEndpoints ? benchRoutes(waf, wafSwitch) : undefined,
     }),
   );
   app.use((req: Request, res: Response) => {

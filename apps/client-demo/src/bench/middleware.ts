@@ -20,18 +20,22 @@
  *    one-connection run (latency without queueing). wrk runs in its own process; everything
  *    talks over 127.0.0.1. Headline figures are medians of the per-round ratios and differences
  *    (see `report.ts`).
- * 4. Swaps, on one more enforcing process, after the same start-up warm-up: under the same
- *    saturating load, alternately a window without a swap (baseline) and one in which the hub
- *    publishes the next version: three rule changes (2, 3, 4) and a data change (5); the app's
- *    event-loop delay histogram (`/__bench/loop-delay`, enabled by DEMO_BENCH_ENDPOINTS) gives
- *    the longest stall of each window.
- * 5. Print the tables and, last, one JSON line.
+ * 4. One more enforcing process (DEMO_BENCH_WAF_SWITCH), after the same start-up warm-up:
+ *    `enforce / deferred` inside one process, its WAF switched at run time between the WAF and
+ *    the holding alone (`measureSwitch`), which escapes the per-process modes.
+ * 5. Swaps, on that process with the WAF back: under the same saturating load, alternately a
+ *    window without a swap (baseline) and one in which the hub publishes the next version: three
+ *    rule changes (2, 3, 4) and a data change (5); the app's event-loop delay histogram
+ *    (`/__bench/loop-delay`, enabled by DEMO_BENCH_ENDPOINTS) gives the longest stall of each
+ *    window.
+ * 6. Print the tables and, last, one JSON line.
  *
  * Knobs (development only; published figures use the defaults): BENCH_DURATION=5 (s per
  * saturated run), BENCH_SINGLE_DURATION=3, BENCH_WARMUP=1, BENCH_START_WARMUP=5, BENCH_ROUNDS=6,
- * BENCH_CONNECTIONS=16, BENCH_SWAP_WINDOW=8. BENCH_ADDRESS_MEMO=0 turns the client's memo of
- * recent addresses off: the 1000 addresses fit in it, so by default range lookups are mostly
- * remembered, as they are for returning visitors; with 0 every request searches the tables.
+ * BENCH_CONNECTIONS=16, BENCH_SWAP_WINDOW=8, BENCH_SWITCH_WINDOWS=8. BENCH_ADDRESS_MEMO=0 turns
+ * the client's memo of recent addresses off: the 1000 addresses fit in it, so by default range
+ * lookups are mostly remembered, as they are for returning visitors; with 0 every request
+ * searches the tables.
  * BENCH_FIELD_MEMO=0 turns the memo of field values off: every request here has the same path,
  * query and user agent, so by default their pattern results are remembered after the first.
  */
@@ -46,7 +50,14 @@ import { type AppProcess, startAppProcess } from './app-process.js';
 import { changeOf, prepareBenchData } from './bench-data.js';
 import { type BenchHub, startBenchHub } from './bench-hub.js';
 import { processCpuMs } from './process-cpu.js';
-import { formatReport, MODES, type Mode, type ModeRun, type SwapWindow } from './report.js';
+import {
+  formatReport,
+  MODES,
+  type Mode,
+  type ModeRun,
+  type SwapWindow,
+  type SwitchWindow,
+} from './report.js';
 import { runWrk, type WrkResult, writeWrkScript } from './wrk.js';
 
 const ROUTE = '/robots.txt';
@@ -70,6 +81,7 @@ const config = {
   rounds: positiveInt('BENCH_ROUNDS', 6),
   connections: positiveInt('BENCH_CONNECTIONS', 16),
   swapWindowS: positiveInt('BENCH_SWAP_WINDOW', 8),
+  switchWindows: positiveInt('BENCH_SWITCH_WINDOWS', 8),
 };
 
 const started = performance.now();
@@ -120,6 +132,7 @@ async function startApp(
   root: string,
   hub: BenchHub,
   snapshot: string,
+  extraEnv: Readonly<Record<string, string>> = {},
 ): Promise<AppProcess> {
   const dataDir = join(root, name);
   const wafDir = join(dataDir, 'rampart');
@@ -132,6 +145,7 @@ async function startApp(
     DEMO_SESSION_SECRET: randomBytes(32).toString('base64url'),
     DEMO_BENCH_ENDPOINTS: 'true',
     ...MODE_ENV[mode],
+    ...extraEnv,
     RAMPART_HUB_URL: hub.url,
     RAMPART_SITE_KEY: hub.siteKey,
     RAMPART_DATA_DIR: wafDir,
@@ -150,7 +164,7 @@ async function startApp(
 
 /** Load on a freshly started app, so that it is compiled and warm when measured. */
 async function warmUp(app: AppProcess, mode: Mode, round: number, script: string): Promise<void> {
-  const what = round > 0 ? `round ${round}, ${mode}` : `swaps, ${mode}`;
+  const what = round > 0 ? `round ${round}, ${mode}` : `one process, ${mode}`;
   progress(`${what}: start-up warm-up ${config.startWarmupS} s`);
   await loadRoute(app, script, config.startWarmupS);
 }
@@ -184,6 +198,40 @@ async function measureMode(
   progress(`round ${round}, ${mode}: 1 connection x ${config.singleDurationS} s`);
   const single = await loadRoute(app, script, config.singleDurationS, 1);
   return { mode, round, saturated, single, cpuUsPerRequest };
+}
+
+/**
+ * The WAF against the holding alone inside one enforcing process (DEMO_BENCH_WAF_SWITCH): saturated
+ * windows in the order waf, deferred, deferred, waf, ... (each pair holds one of each, and
+ * neither always goes first), each after 1 s of load in its setting.
+ */
+async function measureSwitch(app: AppProcess, script: string): Promise<SwitchWindow[]> {
+  const windows: SwitchWindow[] = [];
+  for (let k = 0; k < config.switchWindows; k++) {
+    const variant = k % 4 === 0 || k % 4 === 3 ? 'waf' : 'deferred';
+    const switched = await fetch(`${app.url}/__bench/waf-switch?to=${variant}`, {
+      method: 'POST',
+      signal: AbortSignal.timeout(10_000),
+    });
+    if (!switched.ok) throw new Error(`switching to ${variant}: HTTP ${switched.status}`);
+    progress(`one process: window ${k + 1}/${config.switchWindows}, ${variant}`);
+    await loadRoute(app, script, 1);
+    const cpuBefore = processCpuMs(app.pid);
+    const load = await loadRoute(app, script, config.durationS);
+    const cpuAfter = processCpuMs(app.pid);
+    windows.push({
+      variant,
+      rps: load.rps,
+      cpuUsPerRequest:
+        cpuBefore === null || cpuAfter === null || load.requests === 0
+          ? null
+          : ((cpuAfter - cpuBefore) * 1000) / load.requests,
+      errors: load.errors,
+    });
+  }
+  const back = await fetch(`${app.url}/__bench/waf-switch?to=waf`, { method: 'POST' });
+  if (!back.ok) throw new Error(`switching back to the WAF: HTTP ${back.status}`);
+  return windows;
 }
 
 /** One saturated window on the enforcing app; `during` runs while wrk does. */
@@ -289,12 +337,16 @@ async function main(): Promise<void> {
         runs.push(await measureMode(apps[mode] as AppProcess, mode, round, script));
       await stopApps(apps);
     }
-    progress('swaps: starting the app with RAMPART_MODE=enforce');
-    apps.enforce = await startApp('enforce', 'enforce-swaps', root, hub, first);
+    progress('one process: starting the app with RAMPART_MODE=enforce and the WAF switch');
+    apps.enforce = await startApp('enforce', 'enforce-one', root, hub, first, {
+      DEMO_BENCH_WAF_SWITCH: 'true',
+    });
     await waitForVersion(apps.enforce, 1, 30_000);
     // As in the rounds: a process measured right after its start is still compiling, which
     // showed as a 36-39 ms stall in the first baseline window.
     await warmUp(apps.enforce, 'enforce', 0, script);
+    const switchWindows = await measureSwitch(apps.enforce, script);
+    // The same process, the WAF back in place, for the swaps.
     const swaps = await measureSwaps(apps.enforce, hub, data.snapshots.length, script);
     process.stdout.write(
       `${formatReport({
@@ -307,6 +359,7 @@ async function main(): Promise<void> {
         durationS: config.durationS,
         singleDurationS: config.singleDurationS,
         runs,
+        switchWindows,
         swaps,
       })}\n`,
     );

@@ -56,6 +56,14 @@ const input = {
   durationS: 10,
   singleDurationS: 5,
   runs,
+  switchWindows: [
+    { variant: 'waf', rps: 9000, cpuUsPerRequest: 90, errors: 0 },
+    { variant: 'deferred', rps: 10_000, cpuUsPerRequest: 81, errors: 0 },
+    { variant: 'deferred', rps: 10_000, cpuUsPerRequest: 80, errors: 0 },
+    { variant: 'waf', rps: 9500, cpuUsPerRequest: 88, errors: 0 },
+    // an unpaired last window counts for nothing
+    { variant: 'waf', rps: 1, cpuUsPerRequest: 1, errors: 0 },
+  ] as const,
   swaps: [
     window(null, 4),
     window(2, 12.5),
@@ -85,6 +93,14 @@ describe('the bench:middleware report', () => {
     expect(s.throughput_ratio_vs_deferred).toBe(0.884); // rounds: 0.873, 0.895
     expect(s.added_p99_ms_inline).toBe(0.15); // rounds: 0.1, 0.2
     expect([s.rps_inline, s.rps_deferred]).toEqual([8250, 10_750]);
+  });
+
+  it('pairs the in-process windows: the WAF against the holding alone', () => {
+    const s = summarize(input);
+    expect(s.in_process_ratio_vs_deferred).toBe(0.925); // pairs: 0.9, 0.95
+    expect(s.in_process_cpu_ratio_vs_deferred).toBe(0.905); // pairs: 81/90, 80/88
+    expect(formatReport(input)).toContain('waf / deferred in one process (median of pairs): 0.925');
+    expect(summarize({ ...input, switchWindows: [] }).in_process_ratio_vs_deferred).toBeNaN();
   });
 
   it('compares CPU per request, skipping runs without it', () => {

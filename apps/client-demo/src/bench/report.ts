@@ -57,6 +57,14 @@ export interface SwapWindow {
   readonly errors: number;
 }
 
+/** A saturated window of the in-process comparison (one enforcing process, WAF switched). */
+export interface SwitchWindow {
+  readonly variant: 'waf' | 'deferred';
+  readonly rps: number;
+  readonly cpuUsPerRequest: number | null;
+  readonly errors: number;
+}
+
 export interface BenchInput {
   readonly route: string;
   readonly rangeCount: number;
@@ -67,7 +75,29 @@ export interface BenchInput {
   readonly durationS: number;
   readonly singleDurationS: number;
   readonly runs: readonly ModeRun[];
+  /** The in-process comparison's windows, in order (empty: not measured). */
+  readonly switchWindows: readonly SwitchWindow[];
   readonly swaps: readonly SwapWindow[];
+}
+
+/**
+ * Consecutive windows in pairs (0-1, 2-3, ...), each holding one `waf` and one `deferred`: the
+ * median over pairs of `figure(waf, deferred)`.
+ */
+function switchRatio(
+  windows: readonly SwitchWindow[],
+  figure: (waf: SwitchWindow, deferred: SwitchWindow) => number,
+): number {
+  const values: number[] = [];
+  for (let k = 0; k + 1 < windows.length; k += 2) {
+    const pair = [windows[k], windows[k + 1]] as SwitchWindow[];
+    const waf = pair.find((w) => w.variant === 'waf');
+    const deferred = pair.find((w) => w.variant === 'deferred');
+    if (!waf || !deferred) continue;
+    const value = figure(waf, deferred);
+    if (!Number.isNaN(value)) values.push(value);
+  }
+  return round3(median(values));
 }
 
 export function median(values: readonly number[]): number {
@@ -144,6 +174,7 @@ export function summarize(input: BenchInput) {
   const baselines = input.swaps.filter((w) => w.version === null);
   const errors =
     input.runs.reduce((n, r) => n + r.saturated.errors + r.single.errors, 0) +
+    input.switchWindows.reduce((n, w) => n + w.errors, 0) +
     input.swaps.reduce((n, w) => n + w.errors, 0);
   return {
     route: input.route,
@@ -165,6 +196,10 @@ export function summarize(input: BenchInput) {
     cpu_ratio: perRound(all, 'enforce', 'off', cpuRatio),
     cpu_ratio_inline: perRound(all, 'inline', 'off', cpuRatio),
     cpu_ratio_vs_deferred: perRound(all, 'enforce', 'deferred', cpuRatio),
+    in_process_ratio_vs_deferred: switchRatio(input.switchWindows, (w, d) => w.rps / d.rps),
+    in_process_cpu_ratio_vs_deferred: switchRatio(input.switchWindows, (w, d) =>
+      w.cpuUsPerRequest && d.cpuUsPerRequest ? d.cpuUsPerRequest / w.cpuUsPerRequest : Number.NaN,
+    ),
     added_p50_ms: perRound(all, 'enforce', 'off', (x, y) => x.single.p50Ms - y.single.p50Ms),
     added_p99_ms: perRound(all, 'enforce', 'off', (x, y) => x.single.p99Ms - y.single.p99Ms),
     added_p99_ms_inline: perRound(all, 'inline', 'off', (x, y) => x.single.p99Ms - y.single.p99Ms),
@@ -255,6 +290,14 @@ export function formatReport(input: BenchInput): string {
   lines.push(
     `CPU per request, all threads (median): off ${s.cpu_us_per_request_off.toFixed(1)}, enforce ${s.cpu_us_per_request_enforce.toFixed(1)}, inline ${s.cpu_us_per_request_inline.toFixed(1)}, deferred ${s.cpu_us_per_request_deferred.toFixed(1)} us; as throughput ratios if CPU alone decided (median of rounds): enforce / off ${s.cpu_ratio.toFixed(3)}, inline / off ${s.cpu_ratio_inline.toFixed(3)}, enforce / deferred ${s.cpu_ratio_vs_deferred.toFixed(3)}`,
   );
+  if (input.switchWindows.length > 0) {
+    lines.push(
+      `one enforcing process, the WAF switched with the holding alone (${input.switchWindows.length} windows of ${input.durationS} s): ${input.switchWindows.map((w) => `${w.variant} ${w.rps.toFixed(0)} req/s${w.cpuUsPerRequest === null ? '' : ` ${w.cpuUsPerRequest.toFixed(1)} us`}`).join(', ')}`,
+    );
+    lines.push(
+      `  waf / deferred in one process (median of pairs): ${s.in_process_ratio_vs_deferred.toFixed(3)} req/s, ${s.in_process_cpu_ratio_vs_deferred.toFixed(3)} by CPU per request`,
+    );
+  }
   lines.push(
     `added latency, 1 connection (median of rounds): p50 ${s.added_p50_ms.toFixed(3)} ms, p99 ${s.added_p99_ms.toFixed(3)} ms (target p99 <= ${TARGETS.addedP99Ms} ms: ${verdict(s.added_p99_ms <= TARGETS.addedP99Ms)}); inline p99 ${s.added_p99_ms_inline.toFixed(3)} ms`,
   );

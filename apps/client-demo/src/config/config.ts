@@ -39,6 +39,11 @@ export interface DemoConfig {
    * sits, as its batched evaluation makes them, without any WAF work (`middleware/turn-deferral.ts`).
    */
   readonly benchDeferRequests: boolean;
+  /**
+   * The benchmark's in-process comparison: the WAF can be swapped at run time for the holding
+   * alone (`WafSwitch`, `POST /__bench/waf-switch`; needs `benchEndpoints`).
+   */
+  readonly benchWafSwitch: boolean;
   readonly logRequests: boolean;
 }
 
@@ -72,6 +77,7 @@ export function loadConfig(env: Env = process.env): DemoConfig {
   const trustProxy = read.boolean('DEMO_TRUST_PROXY', false);
   const benchEndpoints = read.boolean('DEMO_BENCH_ENDPOINTS', false);
   const benchDeferRequests = read.boolean('DEMO_BENCH_DEFER_REQUESTS', false);
+  const benchWafSwitch = read.boolean('DEMO_BENCH_WAF_SWITCH', false);
   const logRequests = read.boolean('DEMO_LOG_REQUESTS', false);
   if (problems.length > 0) throw new ConfigError(problems);
 
@@ -89,6 +95,7 @@ export function loadConfig(env: Env = process.env): DemoConfig {
     trustProxy,
     benchEndpoints,
     benchDeferRequests,
+    benchWafSwitch,
     logRequests,
   };
 }

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import { describe, expect, it } from 'vitest';
-import { deferToTurnEnd } from './turn-deferral.js';
+import { deferToTurnEnd, WafSwitch } from './turn-deferral.js';
 
 const endOfTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -18,5 +18,25 @@ describe('deferToTurnEnd (the benchmark reference for batched evaluation)', () =
     expect(continued).toEqual([0, 1, 2]);
     await endOfTurn();
     expect(continued).toEqual([0, 1, 2, 3]);
+  });
+
+  it('WafSwitch sends requests through the WAF, or only holds them, as switched', async () => {
+    const throughWaf: number[] = [];
+    const wafSwitch = new WafSwitch((_req, _res, next) => {
+      throughWaf.push(1);
+      next();
+    });
+    const continued: string[] = [];
+    const send = (name: string) =>
+      wafSwitch.middleware(
+        {} as Request,
+        {} as Response,
+        (() => continued.push(name)) as NextFunction,
+      );
+    send('a');
+    wafSwitch.useWaf = false;
+    send('b');
+    await endOfTurn();
+    expect([throughWaf.length, continued]).toEqual([1, ['a', 'b']]);
   });
 });

@@ -18,3 +18,21 @@ export function deferToTurnEnd(): (req: Request, res: Response, next: NextFuncti
   );
   return (_req, _res, next) => batch.add(next);
 }
+
+/**
+ * The benchmark's in-process comparison (DEMO_BENCH_WAF_SWITCH): the WAF's middleware, or in
+ * its place {@link deferToTurnEnd}, switched at run time (`/__bench/waf-switch`). Both run in
+ * one process, so the comparison escapes the per-process fast and slow modes of this machine.
+ */
+export class WafSwitch {
+  /** True: requests go through the WAF; false: they are only held as the WAF would hold them. */
+  useWaf = true;
+  private readonly deferred = deferToTurnEnd();
+
+  constructor(private readonly waf: (req: Request, res: Response, next: NextFunction) => void) {}
+
+  readonly middleware = (req: Request, res: Response, next: NextFunction): void => {
+    if (this.useWaf) this.waf(req, res, next);
+    else this.deferred(req, res, next);
+  };
+}

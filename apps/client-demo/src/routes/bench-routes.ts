@@ -5,14 +5,17 @@
  * - `GET /__bench/loop-delay`: the event-loop delay histogram since the last reset, in ms
  *   (`max` is the longest stall); `?reset=1` starts a new window.
  * - `GET /__bench/waf`: the WAF client's `stats()` (snapshot version, counters).
+ * - `POST /__bench/waf-switch?to=waf|deferred` (with DEMO_BENCH_WAF_SWITCH=true): requests from
+ *   now on go through the WAF, or are only held to the end of their turn (see `WafSwitch`).
  *
  * The WAF sees these like any other route; the bench reads them outside its timed windows.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import express, { type Router } from 'express';
+import type { WafSwitch } from '../middleware/turn-deferral.js';
 import type { Waf } from '../waf/waf.js';
 
-export function benchRoutes(waf: Waf | null): Router {
+export function benchRoutes(waf: Waf | null, wafSwitch: WafSwitch | null = null): Router {
   const histogram = monitorEventLoopDelay({ resolution: 1 });
   histogram.enable();
   const router = express.Router();
@@ -29,6 +32,17 @@ export function benchRoutes(waf: Waf | null): Router {
   });
   router.get('/__bench/waf', (_req, res) => {
     res.json(waf ? waf.stats() : null);
+  });
+  router.post('/__bench/waf-switch', (req, res) => {
+    const to = req.query.to;
+    if (!wafSwitch || (to !== 'waf' && to !== 'deferred')) {
+      res
+        .status(wafSwitch ? 400 : 404)
+        .json({ error: wafSwitch ? 'to must be waf or deferred' : 'no switch' });
+      return;
+    }
+    wafSwitch.useWaf = to === 'waf';
+    res.json({ to });
   });
   return router;
 }
