@@ -179,6 +179,33 @@ function loadRoute(
   return runWrk({ url: `${app.url}${ROUTE}${QUERY}`, connections, threads: 1, durationS, script });
 }
 
+/**
+ * A saturating run of `durationS` and the app's CPU time per request during it (all threads;
+ * null where `/proc` cannot be read).
+ */
+async function saturatedWithCpu(
+  app: AppProcess,
+  script: string,
+): Promise<{ load: WrkResult; cpuUsPerRequest: number | null }> {
+  const cpuBefore = processCpuMs(app.pid);
+  const load = await loadRoute(app, script, config.durationS);
+  const cpuAfter = processCpuMs(app.pid);
+  const cpuUsPerRequest =
+    cpuBefore === null || cpuAfter === null || load.requests === 0
+      ? null
+      : ((cpuAfter - cpuBefore) * 1000) / load.requests;
+  return { load, cpuUsPerRequest };
+}
+
+/** Sends the in-process comparison's requests through the WAF, or through the holding alone. */
+async function switchWaf(app: AppProcess, to: SwitchWindow['variant']): Promise<void> {
+  const switched = await fetch(`${app.url}/__bench/waf-switch?to=${to}`, {
+    method: 'POST',
+    signal: AbortSignal.timeout(10_000),
+  });
+  if (!switched.ok) throw new Error(`switching to ${to}: HTTP ${switched.status}`);
+}
+
 async function measureMode(
   app: AppProcess,
   mode: Mode,
@@ -188,13 +215,7 @@ async function measureMode(
   progress(`round ${round}, ${mode}: warm-up ${config.warmupS} s`);
   await loadRoute(app, script, config.warmupS);
   progress(`round ${round}, ${mode}: ${config.connections} connections x ${config.durationS} s`);
-  const cpuBefore = processCpuMs(app.pid);
-  const saturated = await loadRoute(app, script, config.durationS);
-  const cpuAfter = processCpuMs(app.pid);
-  const cpuUsPerRequest =
-    cpuBefore === null || cpuAfter === null || saturated.requests === 0
-      ? null
-      : ((cpuAfter - cpuBefore) * 1000) / saturated.requests;
+  const { load: saturated, cpuUsPerRequest } = await saturatedWithCpu(app, script);
   progress(`round ${round}, ${mode}: 1 connection x ${config.singleDurationS} s`);
   const single = await loadRoute(app, script, config.singleDurationS, 1);
   return { mode, round, saturated, single, cpuUsPerRequest };
@@ -209,28 +230,13 @@ async function measureSwitch(app: AppProcess, script: string): Promise<SwitchWin
   const windows: SwitchWindow[] = [];
   for (let k = 0; k < config.switchWindows; k++) {
     const variant = k % 4 === 0 || k % 4 === 3 ? 'waf' : 'deferred';
-    const switched = await fetch(`${app.url}/__bench/waf-switch?to=${variant}`, {
-      method: 'POST',
-      signal: AbortSignal.timeout(10_000),
-    });
-    if (!switched.ok) throw new Error(`switching to ${variant}: HTTP ${switched.status}`);
+    await switchWaf(app, variant);
     progress(`one process: window ${k + 1}/${config.switchWindows}, ${variant}`);
     await loadRoute(app, script, 1);
-    const cpuBefore = processCpuMs(app.pid);
-    const load = await loadRoute(app, script, config.durationS);
-    const cpuAfter = processCpuMs(app.pid);
-    windows.push({
-      variant,
-      rps: load.rps,
-      cpuUsPerRequest:
-        cpuBefore === null || cpuAfter === null || load.requests === 0
-          ? null
-          : ((cpuAfter - cpuBefore) * 1000) / load.requests,
-      errors: load.errors,
-    });
+    const { load, cpuUsPerRequest } = await saturatedWithCpu(app, script);
+    windows.push({ variant, rps: load.rps, cpuUsPerRequest, errors: load.errors });
   }
-  const back = await fetch(`${app.url}/__bench/waf-switch?to=waf`, { method: 'POST' });
-  if (!back.ok) throw new Error(`switching back to the WAF: HTTP ${back.status}`);
+  await switchWaf(app, 'waf');
   return windows;
 }
 
