@@ -93,11 +93,9 @@ function switchRatio(
     const pair = [windows[k], windows[k + 1]] as SwitchWindow[];
     const waf = pair.find((w) => w.variant === 'waf');
     const deferred = pair.find((w) => w.variant === 'deferred');
-    if (!waf || !deferred) continue;
-    const value = figure(waf, deferred);
-    if (!Number.isNaN(value)) values.push(value);
+    if (waf && deferred) values.push(figure(waf, deferred));
   }
-  return round3(median(values));
+  return medianOfKnown(values);
 }
 
 export function median(values: readonly number[]): number {
@@ -133,25 +131,27 @@ function perRound(
   for (const round of all) {
     const x = round[a];
     const y = round[b];
-    const value = x && y ? figure(x, y) : Number.NaN;
-    if (!Number.isNaN(value)) values.push(value);
+    if (x && y) values.push(figure(x, y));
   }
-  return round3(median(values));
+  return medianOfKnown(values);
+}
+
+/** The median of the values that are not NaN (a figure a run could not measure), rounded. */
+function medianOfKnown(values: readonly number[]): number {
+  return round3(median(values.filter((v) => !Number.isNaN(v))));
 }
 
 const rpsRatio = (x: ModeRun, y: ModeRun) => x.saturated.rps / y.saturated.rps;
 /** `x`'s throughput relative to `y`'s if both were limited by CPU alone: y's CPU / x's. */
-const cpuRatio = (x: ModeRun, y: ModeRun) =>
-  x.cpuUsPerRequest && y.cpuUsPerRequest ? y.cpuUsPerRequest / x.cpuUsPerRequest : Number.NaN;
+const cpuRatio = (
+  x: { readonly cpuUsPerRequest: number | null },
+  y: { readonly cpuUsPerRequest: number | null },
+) => (x.cpuUsPerRequest && y.cpuUsPerRequest ? y.cpuUsPerRequest / x.cpuUsPerRequest : Number.NaN);
 
 /** Median CPU us per request of `mode`'s runs that have it. */
 function medianCpu(runs: readonly ModeRun[], mode: Mode): number {
-  return round3(
-    median(
-      runs
-        .filter((r) => r.mode === mode && r.cpuUsPerRequest !== null)
-        .map((r) => r.cpuUsPerRequest as number),
-    ),
+  return medianOfKnown(
+    runs.filter((r) => r.mode === mode).map((r) => r.cpuUsPerRequest ?? Number.NaN),
   );
 }
 
@@ -197,9 +197,7 @@ export function summarize(input: BenchInput) {
     cpu_ratio_inline: perRound(all, 'inline', 'off', cpuRatio),
     cpu_ratio_vs_deferred: perRound(all, 'enforce', 'deferred', cpuRatio),
     in_process_ratio_vs_deferred: switchRatio(input.switchWindows, (w, d) => w.rps / d.rps),
-    in_process_cpu_ratio_vs_deferred: switchRatio(input.switchWindows, (w, d) =>
-      w.cpuUsPerRequest && d.cpuUsPerRequest ? d.cpuUsPerRequest / w.cpuUsPerRequest : Number.NaN,
-    ),
+    in_process_cpu_ratio_vs_deferred: switchRatio(input.switchWindows, cpuRatio),
     added_p50_ms: perRound(all, 'enforce', 'off', (x, y) => x.single.p50Ms - y.single.p50Ms),
     added_p99_ms: perRound(all, 'enforce', 'off', (x, y) => x.single.p99Ms - y.single.p99Ms),
     added_p99_ms_inline: perRound(all, 'inline', 'off', (x, y) => x.single.p99Ms - y.single.p99Ms),
