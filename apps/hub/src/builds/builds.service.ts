@@ -183,24 +183,26 @@ export class BuildsService {
     revision: number,
     outcome: Extract<BuildOutcome, { status: 'failed' }>,
   ): Promise<void> {
-    const db = this.database.db;
     this.logger.warn(`site ${siteId}: build of revision ${revision} failed: ${outcome.error}`);
-    await db
-      .updateTable('sites')
-      .set({ failed_revision: revision })
-      .where('id', '=', siteId)
-      .where('failed_revision', '<', revision)
-      .execute();
-    await db
-      .updateTable('builds')
-      .set({
-        status: 'failed',
-        version: null,
-        error: outcome.error,
-        finished_at: new Date().toISOString(),
-      })
-      .where('id', '=', buildId)
-      .execute();
+    // As for a success: the site's failed revision and the build's status commit together.
+    await this.database.db.transaction().execute(async (tx) => {
+      await tx
+        .updateTable('sites')
+        .set({ failed_revision: revision })
+        .where('id', '=', siteId)
+        .where('failed_revision', '<', revision)
+        .execute();
+      await tx
+        .updateTable('builds')
+        .set({
+          status: 'failed',
+          version: null,
+          error: outcome.error,
+          finished_at: new Date().toISOString(),
+        })
+        .where('id', '=', buildId)
+        .execute();
+    });
   }
 
   /** Keeps the newest `snapshotRetention` versions of the site; removes files nobody references. */
