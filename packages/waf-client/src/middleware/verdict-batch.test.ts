@@ -13,8 +13,7 @@ import { type FakeHub, startFakeHub } from '../test-support/fake-hub.js';
 import {
   call,
   endOfTurn,
-  fakeRequest,
-  fakeResponse,
+  handOver,
   SITE_KEY,
   startApp,
   type TestClient,
@@ -41,25 +40,8 @@ async function client(options: Parameters<typeof testClient>[0] = {}): Promise<T
   return made;
 }
 
-/** One request handed to the middleware; `outcome()` is 'next', a refusal status, or 'waiting'. */
-function send(
-  test: TestClient,
-  path: string,
-  options: { ip?: string; method?: string; next?: () => void } = {},
-) {
-  const req = fakeRequest(path, options.ip, options.method);
-  const res = fakeResponse();
-  let continued = false;
-  test.rampart.middleware(req, res, () => {
-    continued = true;
-    options.next?.();
-  });
-  return {
-    req,
-    outcome: (): 'next' | number | 'waiting' =>
-      continued ? 'next' : res.statusWritten || 'waiting',
-  };
-}
+const send = (test: TestClient, path: string, options?: Parameters<typeof handOver>[2]) =>
+  handOver(test.rampart, path, options);
 
 /** A turn that brings two requests: the next turn is then treated as one under load. */
 async function busyTurn(test: TestClient): Promise<void> {
@@ -125,7 +107,7 @@ describe('batched evaluation (the default)', () => {
 
   it('a request handed over while a batch is applied waits for the next turn', async () => {
     const test = await client();
-    let late: ReturnType<typeof send> | undefined;
+    let late: ReturnType<typeof handOver> | undefined;
     send(test, '/first');
     const second = send(test, '/a', {
       next: () => {

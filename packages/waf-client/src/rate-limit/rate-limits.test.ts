@@ -8,8 +8,7 @@ import { type FakeHub, startFakeHub } from '../test-support/fake-hub.js';
 import {
   endOfTurn,
   eventually,
-  fakeRequest,
-  fakeResponse,
+  handOver,
   SITE_KEY,
   type TestClient,
   testClient,
@@ -42,23 +41,12 @@ async function setup(
   return { hub, client };
 }
 
-/**
- * Hands one request to the middleware and returns, once this turn's batch is applied, 200 if it
- * passed or the status it was refused with.
- */
-function send(client: TestClient, ip: string, path = '/login'): () => number {
-  const res = fakeResponse();
-  let passed = false;
-  client.rampart.middleware(fakeRequest(path, ip), res, () => {
-    passed = true;
-  });
-  return () => (passed ? 200 : res.statusWritten);
-}
-
+/** 200 if a request passed, else the status it was refused with, once its turn has ended. */
 async function hit(client: TestClient, ip: string, path = '/login'): Promise<number> {
-  const status = send(client, ip, path);
+  const sent = handOver(client.rampart, path, { ip });
   await endOfTurn();
-  return status();
+  const outcome = sent.outcome();
+  return outcome === 'next' ? 200 : (outcome as number);
 }
 
 describe('rate limits', () => {
@@ -68,7 +56,9 @@ describe('rate limits', () => {
     for (let i = 0; i < 5; i++) expect(await hit(client, '192.0.2.1')).toBe(200);
     // one turn of the event loop, one batch of 50 000 requests
     for (let i = 0; i < 50_000; i++)
-      send(client, `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`);
+      handOver(client.rampart, '/login', {
+        ip: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`,
+      });
     await endOfTurn();
     const { rateLimits } = client.rampart.stats();
     expect(rateLimits.keys).toBe(1000);

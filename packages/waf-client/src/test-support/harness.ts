@@ -182,6 +182,28 @@ export function endOfTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
+/** What became of a request handed to the middleware: continued, refused (status), or neither yet. */
+export type Outcome = 'next' | number | 'waiting';
+
+/**
+ * Hands one fake request to `rampart`'s middleware. `outcome()` reads what became of it; with
+ * batched evaluation a held request stays `waiting` until {@link endOfTurn}.
+ */
+export function handOver(
+  rampart: Rampart,
+  path: string,
+  options: { ip?: string; method?: string; next?: () => void } = {},
+): { readonly req: IncomingMessage; outcome(): Outcome } {
+  const req = fakeRequest(path, options.ip, options.method);
+  const res = fakeResponse();
+  let continued = false;
+  rampart.middleware(req, res, () => {
+    continued = true;
+    options.next?.();
+  });
+  return { req, outcome: () => (continued ? 'next' : res.statusWritten || 'waiting') };
+}
+
 /** A response object that records what the middleware wrote. */
 export function fakeResponse(): ServerResponse & {
   statusWritten: number;
