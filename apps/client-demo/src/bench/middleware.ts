@@ -23,6 +23,9 @@
  * 4. One more enforcing process (DEMO_BENCH_WAF_SWITCH), after the same start-up warm-up:
  *    `enforce / deferred` inside one process, its WAF switched at run time between the WAF and
  *    the holding alone (`measureSwitch`), which escapes the per-process modes.
+ *    Then the added latency of a lone request on that process (`interleaved-latency.ts`): one
+ *    connection alternating request by request between the WAF and no WAF, so that the
+ *    machine's state weighs on both alike.
  * 5. Swaps, on that process with the WAF back: under the same saturating load, alternately a
  *    window without a swap (baseline) and one in which the hub publishes the next version: three
  *    rule changes (2, 3, 4) and a data change (5); the app's event-loop delay histogram
@@ -32,7 +35,7 @@
  *
  * Knobs (development only; published figures use the defaults): BENCH_DURATION=5 (s per
  * saturated run), BENCH_SINGLE_DURATION=3, BENCH_WARMUP=1, BENCH_START_WARMUP=5, BENCH_ROUNDS=6,
- * BENCH_CONNECTIONS=16, BENCH_SWAP_WINDOW=8, BENCH_SWITCH_WINDOWS=8. BENCH_ADDRESS_MEMO=0 turns
+ * BENCH_CONNECTIONS=16, BENCH_SWAP_WINDOW=8, BENCH_SWITCH_WINDOWS=8, BENCH_INTERLEAVED_REQUESTS=60000. BENCH_ADDRESS_MEMO=0 turns
  * the client's memo of recent addresses off: the 1000 addresses fit in it, so by default range
  * lookups are mostly remembered, as they are for returning visitors; with 0 every request
  * searches the tables.
@@ -49,6 +52,7 @@ import { installSnapshot } from '../waf/snapshot-dir.js';
 import { type AppProcess, startAppProcess } from './app-process.js';
 import { changeOf, prepareBenchData } from './bench-data.js';
 import { type BenchHub, startBenchHub } from './bench-hub.js';
+import { runInterleaved } from './interleaved-latency.js';
 import { processCpuMs } from './process-cpu.js';
 import {
   formatReport,
@@ -82,6 +86,7 @@ const config = {
   connections: positiveInt('BENCH_CONNECTIONS', 16),
   swapWindowS: positiveInt('BENCH_SWAP_WINDOW', 8),
   switchWindows: positiveInt('BENCH_SWITCH_WINDOWS', 8),
+  interleavedRequests: positiveInt('BENCH_INTERLEAVED_REQUESTS', 60_000),
 };
 
 const started = performance.now();
@@ -352,6 +357,17 @@ async function main(): Promise<void> {
     // showed as a 36-39 ms stall in the first baseline window.
     await warmUp(apps.enforce, 'enforce', 0, script);
     const switchWindows = await measureSwitch(apps.enforce, script);
+    progress(
+      `one process: ${config.interleavedRequests} requests on 1 connection, WAF and not in turn`,
+    );
+    const interleaved = await runInterleaved({
+      url: apps.enforce.url,
+      path: `${ROUTE}${QUERY}`,
+      ips: data.ips,
+      requests: config.interleavedRequests,
+      warmup: 2000,
+      dir: root,
+    });
     // The same process, the WAF back in place, for the swaps.
     const swaps = await measureSwaps(apps.enforce, hub, data.snapshots.length, script);
     process.stdout.write(
@@ -366,6 +382,7 @@ async function main(): Promise<void> {
         singleDurationS: config.singleDurationS,
         runs,
         switchWindows,
+        interleaved,
         swaps,
       })}\n`,
     );

@@ -64,6 +64,19 @@ const input = {
     // an unpaired last window counts for nothing
     { variant: 'waf', rps: 1, cpuUsPerRequest: 1, errors: 0 },
   ] as const,
+  interleaved: {
+    requests: 1000,
+    durationS: 0.2,
+    waf: { count: 500, p50Ms: 0.11, p90Ms: 0.13, p99Ms: 0.25, maxMs: 2 },
+    deferred: { count: 500, p50Ms: 0.1, p90Ms: 0.12, p99Ms: 0.22, maxMs: 3 },
+    quarters: [
+      { wafP99Ms: 0.25, deferredP99Ms: 0.2 },
+      { wafP99Ms: 0.24, deferredP99Ms: 0.23 },
+      { wafP99Ms: 0.26, deferredP99Ms: 0.22 },
+      { wafP99Ms: 0.25, deferredP99Ms: 0.21 },
+    ],
+    errors: 0,
+  },
   swaps: [
     window(null, 4),
     window(2, 12.5),
@@ -81,8 +94,8 @@ describe('the bench:middleware report', () => {
     const s = summarize(input);
     expect(s.rounds).toBe(3);
     expect(s.throughput_ratio).toBe(0.96); // rounds: 0.96, 0.94, 1.9
-    expect(s.added_p50_ms).toBe(0.02); // rounds: 0.01, 0.03, 0.02
-    expect(s.added_p99_ms).toBe(0.05); // rounds: 0.05, 0.07, -8.74
+    expect(s.added_p50_ms_across_processes).toBe(0.02); // rounds: 0.01, 0.03, 0.02
+    expect(s.added_p99_ms_across_processes).toBe(0.05); // rounds: 0.05, 0.07, -8.74
     expect(s.rps_off).toBe(8333);
   });
 
@@ -91,7 +104,7 @@ describe('the bench:middleware report', () => {
     expect(s.throughput_ratio_inline).toBe(0.825); // rounds: 0.8, 0.85
     expect(s.deferral_gain).toBe(1.075); // rounds: 1.1, 1.05
     expect(s.throughput_ratio_vs_deferred).toBe(0.884); // rounds: 0.873, 0.895
-    expect(s.added_p99_ms_inline).toBe(0.15); // rounds: 0.1, 0.2
+    expect(s.added_p99_ms_inline_across_processes).toBe(0.15); // rounds: 0.1, 0.2
     expect([s.rps_inline, s.rps_deferred]).toEqual([8250, 10_750]);
   });
 
@@ -101,6 +114,20 @@ describe('the bench:middleware report', () => {
     expect(s.in_process_cpu_ratio_vs_deferred).toBe(0.905); // pairs: 81/90, 80/88
     expect(formatReport(input)).toContain('waf / deferred in one process (median of pairs): 0.925');
     expect(summarize({ ...input, switchWindows: [] }).in_process_ratio_vs_deferred).toBeNaN();
+  });
+
+  it('takes the added latency of a lone request from the interleaved run', () => {
+    const s = summarize(input);
+    expect([s.added_p50_ms, s.added_p99_ms]).toEqual([0.01, 0.03]);
+    expect(formatReport(input)).toContain(
+      'WAF and no WAF in turn on 1 connection (1000 requests, 0.2 s): p50 0.010 ms, p99 0.030 ms (target p99 <= 0.2 ms: meets target)',
+    );
+    expect(formatReport(input)).toContain(
+      'p99 by quarter of the run (waf / no WAF): 0.250 / 0.200,',
+    );
+    expect(summarize({ ...input, interleaved: null }).added_p99_ms).toBeNaN();
+    const failing = { ...input.interleaved, errors: 3 };
+    expect(summarize({ ...input, interleaved: failing }).errors).toBe(3);
   });
 
   it('compares CPU per request, skipping runs without it', () => {
@@ -129,7 +156,7 @@ describe('the bench:middleware report', () => {
     const last = JSON.parse(lines.at(-1) as string) as Record<string, unknown>;
     expect(last).toMatchObject({
       throughput_ratio: 0.96,
-      added_p99_ms: 0.05,
+      added_p99_ms: 0.03,
       swap_max_stall_ms: 12.5,
     });
     expect(lines.join('\n')).toContain('meets target');

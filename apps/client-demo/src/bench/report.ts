@@ -7,6 +7,7 @@
  * median over rounds of the per-round ratio or difference, which a single disturbed round
  * cannot move much; pooled figures are printed too.
  */
+import type { InterleavedResult } from './interleaved-latency.js';
 import type { WrkResult } from './wrk.js';
 
 export const TARGETS = {
@@ -77,6 +78,8 @@ export interface BenchInput {
   readonly runs: readonly ModeRun[];
   /** The in-process comparison's windows, in order (empty: not measured). */
   readonly switchWindows: readonly SwitchWindow[];
+  /** The interleaved one-connection run on the same process (null: not measured). */
+  readonly interleaved: InterleavedResult | null;
   readonly swaps: readonly SwapWindow[];
 }
 
@@ -164,6 +167,11 @@ function pooledRps(runs: readonly ModeRun[], mode: Mode): number {
 
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
+/** The WAF's requests' percentile minus the others' in the interleaved run (NaN: none). */
+function interleavedAdded(run: InterleavedResult | null, figure: 'p50Ms' | 'p99Ms'): number {
+  return run ? round3(run.waf[figure] - run.deferred[figure]) : Number.NaN;
+}
+
 function ofChange(windows: readonly SwapWindow[], change: 'rules' | 'data'): SwapWindow[] {
   return windows.filter((w) => w.change === change);
 }
@@ -175,6 +183,7 @@ export function summarize(input: BenchInput) {
   const errors =
     input.runs.reduce((n, r) => n + r.saturated.errors + r.single.errors, 0) +
     input.switchWindows.reduce((n, w) => n + w.errors, 0) +
+    (input.interleaved?.errors ?? 0) +
     input.swaps.reduce((n, w) => n + w.errors, 0);
   return {
     route: input.route,
@@ -198,9 +207,28 @@ export function summarize(input: BenchInput) {
     cpu_ratio_vs_deferred: perRound(all, 'enforce', 'deferred', cpuRatio),
     in_process_ratio_vs_deferred: switchRatio(input.switchWindows, (w, d) => w.rps / d.rps),
     in_process_cpu_ratio_vs_deferred: switchRatio(input.switchWindows, cpuRatio),
-    added_p50_ms: perRound(all, 'enforce', 'off', (x, y) => x.single.p50Ms - y.single.p50Ms),
-    added_p99_ms: perRound(all, 'enforce', 'off', (x, y) => x.single.p99Ms - y.single.p99Ms),
-    added_p99_ms_inline: perRound(all, 'inline', 'off', (x, y) => x.single.p99Ms - y.single.p99Ms),
+    // The headline: the interleaved run (one process, the same moments for both settings).
+    added_p50_ms: interleavedAdded(input.interleaved, 'p50Ms'),
+    added_p99_ms: interleavedAdded(input.interleaved, 'p99Ms'),
+    // The rounds' one-connection runs: separate processes, whose own p99 differ by about this much.
+    added_p50_ms_across_processes: perRound(
+      all,
+      'enforce',
+      'off',
+      (x, y) => x.single.p50Ms - y.single.p50Ms,
+    ),
+    added_p99_ms_across_processes: perRound(
+      all,
+      'enforce',
+      'off',
+      (x, y) => x.single.p99Ms - y.single.p99Ms,
+    ),
+    added_p99_ms_inline_across_processes: perRound(
+      all,
+      'inline',
+      'off',
+      (x, y) => x.single.p99Ms - y.single.p99Ms,
+    ),
     added_p50_ms_saturated: perRound(
       all,
       'enforce',
@@ -296,8 +324,17 @@ export function formatReport(input: BenchInput): string {
       `  waf / deferred in one process (median of pairs): ${s.in_process_ratio_vs_deferred.toFixed(3)} req/s, ${s.in_process_cpu_ratio_vs_deferred.toFixed(3)} by CPU per request`,
     );
   }
+  const interleaved = input.interleaved;
+  if (interleaved) {
+    lines.push(
+      `added latency of a lone request in one process, the WAF and no WAF in turn on 1 connection (${interleaved.requests} requests, ${interleaved.durationS.toFixed(1)} s): p50 ${s.added_p50_ms.toFixed(3)} ms, p99 ${s.added_p99_ms.toFixed(3)} ms (target p99 <= ${TARGETS.addedP99Ms} ms: ${verdict(s.added_p99_ms <= TARGETS.addedP99Ms)})`,
+    );
+    lines.push(
+      `  waf p50 ${interleaved.waf.p50Ms.toFixed(3)} / p99 ${interleaved.waf.p99Ms.toFixed(3)} ms, no WAF p50 ${interleaved.deferred.p50Ms.toFixed(3)} / p99 ${interleaved.deferred.p99Ms.toFixed(3)} ms; p99 by quarter of the run (waf / no WAF): ${interleaved.quarters.map((q) => `${q.wafP99Ms.toFixed(3)} / ${q.deferredP99Ms.toFixed(3)}`).join(', ')}`,
+    );
+  }
   lines.push(
-    `added latency, 1 connection (median of rounds): p50 ${s.added_p50_ms.toFixed(3)} ms, p99 ${s.added_p99_ms.toFixed(3)} ms (target p99 <= ${TARGETS.addedP99Ms} ms: ${verdict(s.added_p99_ms <= TARGETS.addedP99Ms)}); inline p99 ${s.added_p99_ms_inline.toFixed(3)} ms`,
+    `added latency across processes, 1 connection (enforce - off, median of rounds; two processes of one build differ about as much): p50 ${s.added_p50_ms_across_processes.toFixed(3)} ms, p99 ${s.added_p99_ms_across_processes.toFixed(3)} ms; inline p99 ${s.added_p99_ms_inline_across_processes.toFixed(3)} ms`,
   );
   lines.push(
     `added latency, saturated (includes queueing): p50 ${s.added_p50_ms_saturated.toFixed(3)} ms, p99 ${s.added_p99_ms_saturated.toFixed(3)} ms`,

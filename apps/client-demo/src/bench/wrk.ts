@@ -30,8 +30,8 @@ export interface WrkRun {
   readonly script: string;
 }
 
-/** A browser-like GET (the headers the evaluator's header rules look at). */
-const HEADERS: Readonly<Record<string, string>> = {
+/** A browser-like GET (the headers the evaluator's header rules look at); every bench load sends them. */
+export const BROWSER_HEADERS: Readonly<Record<string, string>> = {
   'User-Agent':
     'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36',
   Accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8',
@@ -44,7 +44,7 @@ const luaString = (s: string) => `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"
 
 /** Writes the Lua script for `path` and `ips` into `dir`; returns its path. */
 export function writeWrkScript(dir: string, path: string, ips: readonly string[]): string {
-  const headers = Object.entries(HEADERS)
+  const headers = Object.entries(BROWSER_HEADERS)
     .map(([k, v]) => `[${luaString(k)}] = ${luaString(v)}`)
     .join(', ');
   const script = `

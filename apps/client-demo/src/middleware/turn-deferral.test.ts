@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import { describe, expect, it } from 'vitest';
-import { deferToTurnEnd, WafSwitch } from './turn-deferral.js';
+import { deferToTurnEnd, WAF_VARIANT_HEADER, WafSwitch } from './turn-deferral.js';
 
 const endOfTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -27,9 +27,9 @@ describe('deferToTurnEnd (the benchmark reference for batched evaluation)', () =
       next();
     });
     const continued: string[] = [];
-    const send = (name: string) =>
+    const send = (name: string, headers: Record<string, string> = {}) =>
       wafSwitch.middleware(
-        {} as Request,
+        { headers } as unknown as Request,
         {} as Response,
         (() => continued.push(name)) as NextFunction,
       );
@@ -38,5 +38,26 @@ describe('deferToTurnEnd (the benchmark reference for batched evaluation)', () =
     send('b');
     await endOfTurn();
     expect([throughWaf.length, continued]).toEqual([1, ['a', 'b']]);
+  });
+
+  it('WafSwitch lets one request pick its path by header, whatever the switch says', async () => {
+    const throughWaf: string[] = [];
+    const wafSwitch = new WafSwitch((req, _res, next) => {
+      throughWaf.push(req.headers[WAF_VARIANT_HEADER] as string);
+      next();
+    });
+    const send = (variant: string) =>
+      wafSwitch.middleware(
+        { headers: { [WAF_VARIANT_HEADER]: variant } } as unknown as Request,
+        {} as Response,
+        (() => {}) as NextFunction,
+      );
+    wafSwitch.useWaf = false;
+    send('waf');
+    wafSwitch.useWaf = true;
+    send('deferred');
+    send('anything else'); // only "waf" chooses the WAF
+    await endOfTurn();
+    expect(throughWaf).toEqual(['waf']);
   });
 });

@@ -19,9 +19,13 @@ export function deferToTurnEnd(): (req: Request, res: Response, next: NextFuncti
   return (_req, _res, next) => batch.add(next);
 }
 
+/** The request header that picks {@link WafSwitch}'s path for one request: `waf` or `deferred`. */
+export const WAF_VARIANT_HEADER = 'x-bench-waf';
+
 /**
  * The benchmark's in-process comparison (DEMO_BENCH_WAF_SWITCH): the WAF's middleware, or in
- * its place {@link deferToTurnEnd}, switched at run time (`/__bench/waf-switch`). Both run in
+ * its place {@link deferToTurnEnd}, switched at run time (`/__bench/waf-switch`), or per request
+ * by the `X-Bench-Waf: waf|deferred` header (the interleaved latency measurement). Both run in
  * one process, so the comparison escapes the per-process fast and slow modes of this machine.
  */
 export class WafSwitch {
@@ -32,7 +36,8 @@ export class WafSwitch {
   constructor(private readonly waf: (req: Request, res: Response, next: NextFunction) => void) {}
 
   readonly middleware = (req: Request, res: Response, next: NextFunction): void => {
-    if (this.useWaf) this.waf(req, res, next);
+    const chosen = req.headers[WAF_VARIANT_HEADER];
+    if (chosen === undefined ? this.useWaf : chosen === 'waf') this.waf(req, res, next);
     else this.deferred(req, res, next);
   };
 }
