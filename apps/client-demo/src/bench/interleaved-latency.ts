@@ -15,10 +15,10 @@
  * client on one keep-alive connection, timing each request from its write to the last byte of
  * its response.
  */
-import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runLoadProcess } from './load-process.js';
 
 export type Variant = 'waf' | 'deferred';
 
@@ -119,26 +119,10 @@ export const INTERLEAVED_CLIENT = fileURLToPath(
 export function runInterleaved(run: InterleavedRun): Promise<InterleavedResult> {
   const params = join(run.dir, 'interleaved.json');
   writeFileSync(params, JSON.stringify(run));
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [INTERLEAVED_CLIENT, params], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      timeout: run.timeoutMs ?? 120_000,
-    });
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString('utf8');
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      out += chunk.toString('utf8');
-    });
-    child.once('error', reject);
-    child.once('exit', (code, signal) => {
-      const line = out.split('\n').find((l) => l.startsWith('INTERLEAVED_JSON '));
-      if (code !== 0 || !line) {
-        reject(new Error(`the interleaved client exited with ${code ?? signal}:\n${out}`));
-        return;
-      }
-      resolve(JSON.parse(line.slice('INTERLEAVED_JSON '.length)) as InterleavedResult);
-    });
+  return runLoadProcess<InterleavedResult>({
+    command: process.execPath,
+    args: [INTERLEAVED_CLIENT, params],
+    tag: 'INTERLEAVED_JSON',
+    timeoutMs: run.timeoutMs ?? 120_000,
   });
 }

@@ -6,9 +6,9 @@
  * benchmark configures it as a trusted proxy). Its `done` hook prints one JSON line with the
  * request count, errors and latency percentiles (microseconds, wrk's own histogram).
  */
-import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { runLoadProcess } from './load-process.js';
 
 export interface WrkResult {
   readonly requests: number;
@@ -75,7 +75,7 @@ end
   return file;
 }
 
-export function runWrk(run: WrkRun): Promise<WrkResult> {
+export async function runWrk(run: WrkRun): Promise<WrkResult> {
   const args = [
     `-t${run.threads}`,
     `-c${run.connections}`,
@@ -86,36 +86,21 @@ export function runWrk(run: WrkRun): Promise<WrkResult> {
     run.script,
     run.url,
   ];
-  return new Promise((resolve, reject) => {
-    const child = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString('utf8');
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      out += chunk.toString('utf8');
-    });
-    child.once('error', (error) =>
-      reject(new Error(`cannot run wrk (${error.message}); install it: apt-get install wrk`)),
-    );
-    child.once('exit', (code) => {
-      const line = out.split('\n').find((l) => l.startsWith('WRK_JSON '));
-      if (code !== 0 || !line) {
-        reject(new Error(`wrk exited with ${code}:\n${out}`));
-        return;
-      }
-      const r = JSON.parse(line.slice('WRK_JSON '.length)) as Record<string, number>;
-      const durationS = (r.duration_us as number) / 1e6;
-      resolve({
-        requests: r.requests as number,
-        durationS,
-        rps: (r.requests as number) / durationS,
-        errors: r.errors as number,
-        p50Ms: (r.p50_us as number) / 1000,
-        p90Ms: (r.p90_us as number) / 1000,
-        p99Ms: (r.p99_us as number) / 1000,
-        maxMs: (r.max_us as number) / 1000,
-      });
-    });
+  const r = await runLoadProcess<Record<string, number>>({
+    command: 'wrk',
+    args,
+    tag: 'WRK_JSON',
+    cannotStart: (error) => `cannot run wrk (${error.message}); install it: apt-get install wrk`,
   });
+  const durationS = (r.duration_us as number) / 1e6;
+  return {
+    requests: r.requests as number,
+    durationS,
+    rps: (r.requests as number) / durationS,
+    errors: r.errors as number,
+    p50Ms: (r.p50_us as number) / 1000,
+    p90Ms: (r.p90_us as number) / 1000,
+    p99Ms: (r.p99_us as number) / 1000,
+    maxMs: (r.max_us as number) / 1000,
+  };
 }
