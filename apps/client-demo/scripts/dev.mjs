@@ -4,7 +4,8 @@
  *
  * 1. Compiles the app (the provisioning code below is part of it: src/dev/provision.ts).
  * 2. Waits for the hub (`RAMPART_HUB_URL`, default http://127.0.0.1:4000) to answer
- *    `/health/ready`, up to DEMO_HUB_WAIT_SECONDS (240), with a clear message if it never does.
+ *    `/health/ready`, up to DEMO_HUB_WAIT_SECONDS (240), with a clear message if it never does
+ *    (and waits again if the hub restarts while step 4 runs).
  * 3. Reads the hub's admin token (`HUB_ADMIN_TOKEN`, else apps/hub/.data/admin-token).
  * 4. Makes sure the site `demo` exists and that apps/client-demo/.data/site-key (mode 0600,
  *    git-ignored) holds a key the hub accepts: creates the site, or rotates its key when the
@@ -101,13 +102,21 @@ if (first.status !== 0) {
   process.exit(first.status || 1);
 }
 
-const { provisionDemoSite, waitForHub } = await import(
+const { provisionWhenReady, waitForHub } = await import(
   pathToFileURL(join(app, 'dist', 'dev', 'provision.js')).href
 );
 let key;
 try {
+  // The hub writes its admin token before it listens: read the token once the hub answers.
   await waitForHub(hubUrl, hubWaitSeconds * 1000, log);
-  ({ key } = await provisionDemoSite({ hubUrl, adminToken: adminToken(), siteId, keyFile, log }));
+  ({ key } = await provisionWhenReady({
+    hubUrl,
+    adminToken: adminToken(),
+    siteId,
+    keyFile,
+    log,
+    timeoutMs: hubWaitSeconds * 1000,
+  }));
 } catch (error) {
   log(error.name === 'ProvisionError' ? error.message : (error.stack ?? String(error)));
   stopAll(1);

@@ -7,7 +7,8 @@
  *   .data/redis (reused if one already answers there) and stops it on exit.
  * - Without HUB_ADMIN_TOKEN, uses the token in .data/admin-token (created once, mode 0600); its
  *   path is printed, never the token.
- * - Compiles in watch mode and restarts the hub when the compiled output changes.
+ * - Compiles in watch mode, starts the hub after the compiler's first pass, and restarts it
+ *   when the compiled output changes.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -96,17 +97,27 @@ const tsc = join(app, 'node_modules', '.bin', 'tsc');
 const compiler = existsSync(tsc) ? tsc : 'tsc';
 const first = spawnSync(compiler, ['-p', 'tsconfig.build.json'], { cwd: app, stdio: 'inherit' });
 if (first.status !== 0) process.exit(first.status ?? 1);
-children.push(
-  spawn(compiler, ['-p', 'tsconfig.build.json', '--watch', '--preserveWatchOutput'], {
-    cwd: app,
-    stdio: 'inherit',
-  }),
-  spawn(process.execPath, ['--watch-path=dist', 'dist/main.js'], {
-    cwd: app,
-    env,
-    stdio: 'inherit',
-  }),
-);
+const watcher = spawn(compiler, ['-p', 'tsconfig.build.json', '--watch', '--preserveWatchOutput'], {
+  cwd: app,
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
+children.push(watcher);
+// The hub starts once the watching compiler has finished its first pass: that pass rewrites
+// dist/, and a hub started before it would restart about ten seconds in, under the feet of
+// whoever just found it ready (the demo's provisioning did).
+let hubStarted = false;
+watcher.stdout.on('data', (chunk) => {
+  process.stdout.write(chunk);
+  if (hubStarted || !String(chunk).includes('Watching for file changes')) return;
+  hubStarted = true;
+  children.push(
+    spawn(process.execPath, ['--watch-path=dist', 'dist/main.js'], {
+      cwd: app,
+      env,
+      stdio: 'inherit',
+    }),
+  );
+});
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.on(signal, () => {
     stopAll();

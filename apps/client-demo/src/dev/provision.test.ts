@@ -3,6 +3,7 @@
  * syncing from that hub: the whole local loop, with no stand-in anywhere.
  */
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createConnection, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findFreePort } from '@rampart/test-services/free-port';
@@ -10,7 +11,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDemo } from '../test-support/demo-server.js';
 import { startTestHub, type TestHub } from '../test-support/hub.js';
 import { createWaf } from '../waf/waf.js';
-import { DEMO_RULES, ProvisionError, provisionDemoSite, waitForHub } from './provision.js';
+import {
+  DEMO_RULES,
+  ProvisionError,
+  provisionDemoSite,
+  provisionWhenReady,
+  waitForHub,
+} from './provision.js';
 
 let hub: TestHub;
 let dir: string;
@@ -81,6 +88,31 @@ describe('provisioning the demo site', () => {
     await expect(waiting).rejects.toThrow(/not ready after 2 s \(ECONNREFUSED\).*npm run dev/);
   });
 
+  it('starts over when the hub restarts while provisioning, and not on a wrong answer', async () => {
+    // In front of the real hub: the first request after the readiness check loses its
+    // connection, and for a second every new connection is dropped, as while the hub restarts.
+    const proxy = await restartingProxy(hub.url, 2, 1000);
+    const lines: string[] = [];
+    const options = {
+      hubUrl: proxy.url,
+      adminToken: hub.adminToken,
+      siteId: 'demo',
+      keyFile: keyFile(),
+      log: (line: string) => lines.push(line),
+      timeoutMs: 20_000,
+    };
+    try {
+      const result = await provisionWhenReady(options);
+      expect(result.site).toBe('key_kept');
+      expect(proxy.broken()).toBeGreaterThanOrEqual(1);
+      expect(lines.join('\n')).toMatch(/stopped answering \((ECONNRESET|UND_ERR_SOCKET)\)/);
+      const refused = provisionWhenReady({ ...options, adminToken: 'not-the-token' });
+      await expect(refused).rejects.toThrow(/reading site demo failed: HTTP 401/);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it('lets the demo enforce the rules the hub built, with the provisioned key', async () => {
     const { key } = await provision();
     const waf = createWaf({
@@ -110,3 +142,54 @@ describe('provisioning the demo site', () => {
     }
   });
 });
+
+/**
+ * A TCP proxy to `target` that plays a restart: the connection carrying the `breakAt`-th HTTP
+ * request (counted over all connections) is cut, and for `downMs` after that every new
+ * connection is closed at once.
+ */
+async function restartingProxy(target: string, breakAt: number, downMs: number) {
+  const { hostname, port } = new URL(target);
+  let requests = 0;
+  let downUntil = 0;
+  let broken = 0;
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    sockets.add(client);
+    client.on('close', () => sockets.delete(client));
+    if (Date.now() < downUntil) {
+      broken++;
+      client.destroy();
+      return;
+    }
+    const upstream = createConnection({ host: hostname, port: Number(port) });
+    sockets.add(upstream);
+    upstream.on('close', () => sockets.delete(upstream));
+    const cut = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', cut);
+    upstream.on('error', cut);
+    client.on('data', (chunk: Buffer) => {
+      requests += chunk.toString('latin1').split(' HTTP/1.1\r\n').length - 1;
+      if (requests >= breakAt && downUntil === 0) {
+        downUntil = Date.now() + downMs;
+        broken++;
+        cut();
+        return;
+      }
+      upstream.write(chunk);
+    });
+    upstream.pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    broken: () => broken,
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}

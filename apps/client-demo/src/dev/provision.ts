@@ -209,3 +209,35 @@ export async function provisionDemoSite(options: ProvisionOptions): Promise<Prov
   const rulesAdded = await ensureRules(options);
   return { key, site, rulesAdded };
 }
+
+/** Network errors that mean "the hub is not there right now", as opposed to a wrong answer. */
+const CONNECTION_FAILURES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
+
+function connectionFailure(error: unknown): string | undefined {
+  const code = (error as { cause?: { code?: unknown } } | undefined)?.cause?.code;
+  return typeof code === 'string' && CONNECTION_FAILURES.has(code) ? code : undefined;
+}
+
+/**
+ * {@link waitForHub}, then {@link provisionDemoSite}, both again from the start when the hub
+ * stops answering in between, until `timeoutMs` has passed. In development the hub restarts
+ * whenever its code is recompiled, also while the demo starts; provisioning is idempotent, so
+ * starting over is safe. A wrong answer (an HTTP error) is not retried.
+ */
+export async function provisionWhenReady(
+  options: ProvisionOptions & { readonly timeoutMs: number },
+): Promise<Provisioned> {
+  const deadline = Date.now() + options.timeoutMs;
+  for (;;) {
+    await waitForHub(options.hubUrl, Math.max(0, deadline - Date.now()), options.log);
+    try {
+      return await provisionDemoSite(options);
+    } catch (error) {
+      const failure = connectionFailure(error);
+      if (failure === undefined || Date.now() >= deadline) throw error;
+      options.log(
+        `the hub at ${options.hubUrl} stopped answering (${failure}); waiting for it again`,
+      );
+    }
+  }
+}
