@@ -9,6 +9,7 @@
 import { type DfaOptions, LazyDfa, type MatchKind } from '../regex/lazy-dfa/lazy-dfa.js';
 import { compileNfa, type Nfa, NfaTooLargeError } from '../regex/nfa/nfa.js';
 import { BoundedBacktracker } from '../regex/pike-vm/bounded-backtracker.js';
+import { FixedSpans } from '../regex/pike-vm/fixed-spans.js';
 import { OnePass } from '../regex/pike-vm/one-pass.js';
 import { PikeVm } from '../regex/pike-vm/pike-vm.js';
 import type { ParsedPattern } from '../regex/syntax/ast.js';
@@ -72,6 +73,8 @@ export class CompiledRuleSet {
     readonly rules: readonly CompiledRule[],
     readonly nfa: Nfa,
     readonly dfa: LazyDfa,
+    /** Per rule: its groups' places when the match's ends fix them all (see FixedSpans). */
+    private readonly fixedSpans: readonly (FixedSpans | undefined)[] = [],
   ) {
     this.vms = rules.map(() => undefined);
     this.backtrackers = rules.map(() => undefined);
@@ -92,9 +95,10 @@ export class CompiledRuleSet {
   }
 
   /**
-   * Capture slots of `rule`'s match over `bytes[start, end)` (see PikeVm.captures): in one pass
-   * when the rule is one-pass, else by bounded backtracking when the span is short enough, else
-   * by the Pike VM. Same result every way (property-tested).
+   * Capture slots of `rule`'s match over `bytes[start, end)` (see PikeVm.captures): from the
+   * span's ends alone when they fix every group (FixedSpans), else in one pass when the rule is
+   * one-pass, else by bounded backtracking when the span is short enough, else by the Pike VM.
+   * Same result every way (property-tested).
    */
   captures(
     rule: number,
@@ -104,6 +108,8 @@ export class CompiledRuleSet {
     prev: number,
     next: number,
   ): Int32Array | undefined {
+    const fixed = this.fixedSpans[rule];
+    if (fixed !== undefined) return fixed.captures(start, end);
     let onePass = this.onePass[rule];
     if (onePass === undefined) {
       onePass = OnePass.build(this.nfa, rule) ?? null;
@@ -189,5 +195,8 @@ export function compileRuleSet(
     throw error;
   }
   const dfaOptions: DfaOptions = { matchKind, cacheBytes: options.cacheBytes ?? 8 * 1024 * 1024 };
-  return new CompiledRuleSet(compiled, nfa, new LazyDfa(nfa, dfaOptions));
+  const fixedSpans = parsed.map((p) =>
+    p.groupCount > 0 ? FixedSpans.analyse(p.ast, p.groupCount) : undefined,
+  );
+  return new CompiledRuleSet(compiled, nfa, new LazyDfa(nfa, dfaOptions), fixedSpans);
 }
