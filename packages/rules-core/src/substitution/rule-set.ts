@@ -55,12 +55,15 @@ export interface CompiledRule {
 
 export class CompiledRuleSet {
   /**
-   * Every literal piece of every template, so that output can refer to one by number: a
-   * template is `programs[rule]`, where an entry >= 0 is a literal and `-1 - n` is group n.
+   * Every literal piece of every template, one after another, so that output can refer to one
+   * by number: literal n is `literalPool[literalStart[n], literalStart[n + 1])`. A template is
+   * `programs[rule]`, where an entry >= 0 is a literal and `-1 - n` is group n. One buffer for
+   * all of them keeps the output's copies on one source and their lengths one load away.
    */
-  readonly literals: readonly Uint8Array[];
-  /** `literals` as DataViews, for the output's word-at-a-time copies. */
-  readonly literalWords: readonly DataView[];
+  readonly literalPool: Buffer;
+  /** `literalPool` as a DataView, for the output's word-at-a-time copies. */
+  readonly literalPoolWords: DataView;
+  readonly literalStart: Int32Array;
   readonly programs: readonly Int32Array[];
   /** Per rule: the literal that is its whole replacement, -1 when it uses groups. */
   readonly constants: Int32Array;
@@ -90,8 +93,16 @@ export class CompiledRuleSet {
     this.constants = Int32Array.from(rules, (r) =>
       r.template.constant === undefined ? -1 : literalId(r.template.constant),
     );
-    this.literals = literals;
-    this.literalWords = literals.map((l) => new DataView(l.buffer, l.byteOffset, l.byteLength));
+    this.literalPool = Buffer.concat(literals);
+    this.literalPoolWords = new DataView(
+      this.literalPool.buffer,
+      this.literalPool.byteOffset,
+      this.literalPool.byteLength,
+    );
+    this.literalStart = new Int32Array(literals.length + 1);
+    for (let n = 0; n < literals.length; n++)
+      this.literalStart[n + 1] =
+        (this.literalStart[n] as number) + (literals[n] as Uint8Array).length;
   }
 
   /**

@@ -137,8 +137,8 @@ export class Substituter {
   private limitHit = false;
 
   /**
-   * Pending output: `opCount` ints, pairs `[from, to)` of `buf` offsets or `[-1 - literal, 0]`
-   * (a literal of the rule set's table).
+   * Pending output: `opCount` ints, pairs `[from, to)` of `buf` offsets or `[-1 - from, to)` of
+   * the rule set's literal pool (a literal).
    */
   private ops = new Int32Array(256);
   private opCount = 0;
@@ -390,7 +390,7 @@ export class Substituter {
   private settleQueued(count: number, base: number): void {
     const queue = matchQueue;
     const constants = this.set.constants;
-    const literals = this.set.literals;
+    const literalStart = this.set.literalStart;
     const matchCounts = this.matchCounts;
     const replaceCounts = this.replaceCounts;
     const fired = this.fired;
@@ -405,7 +405,8 @@ export class Substituter {
       } else {
         const literal = constants[rule] as number;
         if (literal < 0) this.emitReplacement(rule, start, end);
-        else if ((literals[literal] as Uint8Array).length > 0) this.push(literal);
+        else if ((literalStart[literal + 1] as number) > (literalStart[literal] as number))
+          this.push(literal);
         replaceCounts[rule] = (replaceCounts[rule] as number) + 1;
       }
       this.emitPos = end;
@@ -579,14 +580,16 @@ export class Substituter {
     this.outLength += to - from;
   }
 
-  /** Emits literal `literal` of the rule set's table (not empty). */
+  /** Emits literal `literal` of the rule set's table (not empty): a range of its pool. */
   private push(literal: number): void {
     const n = this.opCount;
     if (n + 2 > this.ops.length) this.growOps();
-    this.ops[n] = -1 - literal;
-    this.ops[n + 1] = 0;
+    const from = this.set.literalStart[literal] as number;
+    const to = this.set.literalStart[literal + 1] as number;
+    this.ops[n] = -1 - from;
+    this.ops[n + 1] = to;
     this.opCount = n + 2;
-    this.outLength += (this.set.literals[literal] as Uint8Array).length;
+    this.outLength += to - from;
   }
 
   private growOps(): void {
@@ -611,18 +614,13 @@ export class Substituter {
     const result = Buffer.allocUnsafe(length);
     const out = new DataView(result.buffer, result.byteOffset, length);
     const words = this.bufWords();
-    const literals = this.set.literals;
-    const literalWords = this.set.literalWords;
+    const pool = this.set.literalPool;
+    const poolWords = this.set.literalPoolWords;
     let at = 0;
     for (let i = 0; i < count; i += 2) {
       const a = ops[i] as number;
-      if (a >= 0) {
-        at = copyInto(result, out, at, buf, words, a, ops[i + 1] as number);
-      } else {
-        const literal = literals[-1 - a] as Uint8Array;
-        const view = literalWords[-1 - a] as DataView;
-        at = copyInto(result, out, at, literal, view, 0, literal.length);
-      }
+      if (a >= 0) at = copyInto(result, out, at, buf, words, a, ops[i + 1] as number);
+      else at = copyInto(result, out, at, pool, poolWords, -1 - a, ops[i + 1] as number);
     }
     return result;
   }
