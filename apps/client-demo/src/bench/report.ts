@@ -145,6 +145,10 @@ function medianOfKnown(values: readonly number[]): number {
 }
 
 const rpsRatio = (x: ModeRun, y: ModeRun) => x.saturated.rps / y.saturated.rps;
+/** What `x` adds to `y`'s latency percentile `figure` in its `load` run, ms. */
+const added =
+  (load: 'single' | 'saturated', figure: 'p50Ms' | 'p99Ms') => (x: ModeRun, y: ModeRun) =>
+    x[load][figure] - y[load][figure];
 /** `x`'s throughput relative to `y`'s if both were limited by CPU alone: y's CPU / x's. */
 const cpuRatio = (
   x: { readonly cpuUsPerRequest: number | null },
@@ -211,36 +215,11 @@ export function summarize(input: BenchInput) {
     added_p50_ms: interleavedAdded(input.interleaved, 'p50Ms'),
     added_p99_ms: interleavedAdded(input.interleaved, 'p99Ms'),
     // The rounds' one-connection runs: separate processes, whose own p99 differ by about this much.
-    added_p50_ms_across_processes: perRound(
-      all,
-      'enforce',
-      'off',
-      (x, y) => x.single.p50Ms - y.single.p50Ms,
-    ),
-    added_p99_ms_across_processes: perRound(
-      all,
-      'enforce',
-      'off',
-      (x, y) => x.single.p99Ms - y.single.p99Ms,
-    ),
-    added_p99_ms_inline_across_processes: perRound(
-      all,
-      'inline',
-      'off',
-      (x, y) => x.single.p99Ms - y.single.p99Ms,
-    ),
-    added_p50_ms_saturated: perRound(
-      all,
-      'enforce',
-      'off',
-      (x, y) => x.saturated.p50Ms - y.saturated.p50Ms,
-    ),
-    added_p99_ms_saturated: perRound(
-      all,
-      'enforce',
-      'off',
-      (x, y) => x.saturated.p99Ms - y.saturated.p99Ms,
-    ),
+    added_p50_ms_across_processes: perRound(all, 'enforce', 'off', added('single', 'p50Ms')),
+    added_p99_ms_across_processes: perRound(all, 'enforce', 'off', added('single', 'p99Ms')),
+    added_p99_ms_inline_across_processes: perRound(all, 'inline', 'off', added('single', 'p99Ms')),
+    added_p50_ms_saturated: perRound(all, 'enforce', 'off', added('saturated', 'p50Ms')),
+    added_p99_ms_saturated: perRound(all, 'enforce', 'off', added('saturated', 'p99Ms')),
     swaps: swaps.length,
     swaps_completed: swaps.filter((w) => w.versionAfter === w.version).length,
     swap_max_stall_ms: round3(median(ofChange(swaps, 'rules').map((w) => w.maxStallMs))),
