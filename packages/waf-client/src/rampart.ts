@@ -22,7 +22,8 @@ import { type RampartConfig, type RampartOptions, resolveConfig } from './config
 import { GuardedLogger } from './logging/logger.js';
 import { createConnectMiddleware } from './middleware/connect-middleware.js';
 import { createFastifyPlugin, type RampartFastifyPlugin } from './middleware/fastify-plugin.js';
-import { type RampartRequestInfo, RequestHandler } from './middleware/request-handler.js';
+import { RequestHandler } from './middleware/request-handler.js';
+import type { RampartRequestInfo } from './middleware/request-info.js';
 import { SharedRateLimits } from './rate-limit/rule-keyed-limiter.js';
 import { ReportFlusher } from './reports/report-flusher.js';
 import { ReportQueue } from './reports/report-queue.js';

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeHub, startFakeHub } from '../test-support/fake-hub.js';
 import { SITE_KEY, type TestClient, testClient } from '../test-support/harness.js';
 import { buildSnapshot, STANDARD_RULES } from '../test-support/snapshots.js';
-import type { RampartRequestInfo } from './request-handler.js';
+import type { RampartRequestInfo } from './request-info.js';
 
 let hub: FakeHub;
 let client: TestClient;

@@ -10,7 +10,8 @@
  * The request info is on `request.rampart` (a request decorator) and on `request.raw.rampart`.
  */
 import type { IncomingMessage } from 'node:http';
-import type { RampartRequestInfo, RequestHandler, Verdict } from './request-handler.js';
+import type { RequestHandler, Verdict } from './request-handler.js';
+import type { RampartRequestInfo } from './request-info.js';
 import { verdictDispatcher } from './verdict-batch.js';
 
 export interface FastifyLikeRequest {

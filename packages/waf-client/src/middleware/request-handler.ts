@@ -39,19 +39,7 @@ import {
 } from '../responses/responses.js';
 import type { Stats } from '../stats/stats.js';
 import type { ActiveSnapshot } from '../sync/active-snapshot.js';
-import { requestIdOf } from './request-id.js';
-
-/** What the middleware leaves on `req.rampart` for the app (as Wafris exposes notifications). */
-export interface RampartRequestInfo {
-  /** The incoming `X-Request-Id` when well formed, else a new UUID. */
-  readonly requestId: string;
-  /** The evaluator's decision; null when nothing was evaluated (mode off, no snapshot, error). */
-  readonly decision: Decision | null;
-  /** The resolved client address (trusted proxies honoured), canonical text. */
-  readonly clientIp: string;
-  readonly mode: RampartMode;
-  readonly timings: { readonly resolveIpMs: number; readonly evaluateMs: number };
-}
+import { RampartInfo, type RampartRequestInfo } from './request-info.js';
 
 export interface Verdict {
   readonly info: RampartRequestInfo;
@@ -94,7 +82,6 @@ export class RequestHandler {
       this.sinceNudge = 0;
       this.sync.nudge();
     }
-    let requestId = '';
     let clientIp = '';
     let decision: Decision | null = null;
     const started = performance.now();
@@ -103,21 +90,17 @@ export class RequestHandler {
     try {
       clientIp = resolveClientIp(req, this.proxies);
       resolved = performance.now();
-      requestId = requestIdOf(req.headers['x-request-id']);
       const installed = this.active.current;
       if (installed === null) {
         this.stats.noSnapshot++;
-        return this.failed(req, requestId, clientIp, mode, false);
+        return this.failed(req, clientIp, mode, false);
       }
       decision = installed.evaluator.evaluate(requestInfo(req, clientIp));
       evaluated = performance.now();
-      const info: RampartRequestInfo = {
-        requestId,
-        decision,
-        clientIp,
-        mode,
-        timings: { resolveIpMs: resolved - started, evaluateMs: evaluated - resolved },
-      };
+      const info = new RampartInfo(req.headers['x-request-id'], decision, clientIp, mode, {
+        resolveIpMs: resolved - started,
+        evaluateMs: evaluated - resolved,
+      });
       return this.act(req, info, decision, mode);
     } catch (error) {
       this.stats.errors++;
@@ -126,7 +109,7 @@ export class RequestHandler {
         'error',
         `evaluation failed; the request ${this.config.failMode === 'open' || mode === 'monitor' ? 'passed' : 'was refused'} (fail mode ${this.config.failMode}): ${describeError(error)}`,
       );
-      return this.failed(req, requestId || requestIdOf(undefined), clientIp, mode, true);
+      return this.failed(req, clientIp, mode, true);
     }
   }
 
@@ -189,18 +172,11 @@ export class RequestHandler {
   /** No snapshot, or an error: the fail mode decides (monitor mode never refuses). */
   private failed(
     req: IncomingMessage,
-    requestId: string,
     clientIp: string,
     mode: RampartMode,
     error: boolean,
   ): Verdict {
-    const info: RampartRequestInfo = {
-      requestId,
-      decision: null,
-      clientIp,
-      mode,
-      timings: NO_TIMINGS,
-    };
+    const info = new RampartInfo(safeIdHeader(req), null, clientIp, mode, NO_TIMINGS);
     const refuse = this.config.failMode === 'closed' && mode === 'enforce';
     if (refuse) this.stats.refused.failedClosed++;
     try {
@@ -216,17 +192,17 @@ export class RequestHandler {
     } catch {
       // reporting must not turn a handled failure into an unhandled one
     }
-    return { info, refusal: refuse ? unavailableRefusal(requestId) : null, passHeaders: null };
+    return { info, refusal: refuse ? unavailableRefusal(info.requestId) : null, passHeaders: null };
   }
 
   private off(req: IncomingMessage): Verdict {
-    const info: RampartRequestInfo = {
-      requestId: requestIdOf(req.headers['x-request-id']),
-      decision: null,
-      clientIp: safeClientIp(req, this.proxies),
-      mode: 'off',
-      timings: NO_TIMINGS,
-    };
+    const info = new RampartInfo(
+      req.headers['x-request-id'],
+      null,
+      safeClientIp(req, this.proxies),
+      'off',
+      NO_TIMINGS,
+    );
     return { info, refusal: null, passHeaders: null };
   }
 
@@ -273,6 +249,15 @@ export class RequestHandler {
     } else {
       this.stats.reports.dropped++;
     }
+  }
+}
+
+/** The `X-Request-Id` header, or none when even reading the headers fails (a broken request). */
+function safeIdHeader(req: IncomingMessage): string | string[] | undefined {
+  try {
+    return req.headers['x-request-id'];
+  } catch {
+    return undefined;
   }
 }
 

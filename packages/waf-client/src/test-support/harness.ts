@@ -15,7 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { expect } from 'vitest';
 import type { RampartOptions } from '../config/options.js';
 import type { RampartLogger } from '../logging/logger.js';
-import type { RampartRequestInfo } from '../middleware/request-handler.js';
+import type { RampartRequestInfo } from '../middleware/request-info.js';
 import { createRampart, type Rampart } from '../rampart.js';
 import { temporaryDirectory } from './snapshots.js';
 
