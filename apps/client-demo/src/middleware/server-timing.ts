@@ -49,8 +49,17 @@ export interface WafOutcome {
 /** Reads the outcome of the request, if the WAF ran. */
 export type WafOutcomeOf = (req: Request) => WafOutcome | undefined;
 
-function ms(value: number): string {
-  return value.toFixed(3);
+/**
+ * A duration in ms with three decimals, as `value.toFixed(3)` writes it for durations (0 up to
+ * about 9e12). Written out because the header is built on every request: `toFixed` cost about
+ * 0.25 us a call in the client-demo's profile under load (four calls per request), this an
+ * integer division and two small-integer strings.
+ */
+export function ms(value: number): string {
+  const thousandths = Math.round(value * 1000);
+  const whole = Math.floor(thousandths / 1000);
+  const fraction = thousandths - whole * 1000;
+  return `${whole}.${fraction < 10 ? '00' : fraction < 100 ? '0' : ''}${fraction}`;
 }
 
 /** A before-headers hook (see `response-hooks.ts`) that writes the header. */
