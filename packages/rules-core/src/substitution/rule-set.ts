@@ -14,6 +14,7 @@ import { OnePass } from '../regex/pike-vm/one-pass.js';
 import { PikeVm } from '../regex/pike-vm/pike-vm.js';
 import type { ParsedPattern } from '../regex/syntax/ast.js';
 import { parsePattern, RegexSyntaxError } from '../regex/syntax/parser.js';
+import { ScanKernel } from './scan-kernel/scan-kernel.js';
 import { compileTemplate, type Template, TemplateError } from './template.js';
 
 export type { MatchKind };
@@ -28,9 +29,15 @@ export interface SubstitutionRule {
 export interface RuleSetOptions {
   /** `leftmost-first` (default, sregex's behaviour) or `leftmost-longest` (opt-in). */
   readonly matchKind?: MatchKind;
-  /** Bound of the lazy DFA cache in bytes (default 8 MiB). */
+  /** Bound of the lazy DFA cache in bytes (default 8 MiB, at most {@link MAX_CACHE_BYTES}). */
   readonly cacheBytes?: number;
 }
+
+/**
+ * The largest DFA cache bound: the scan kernel's memory holds about twice the cache (grown
+ * tables are not freed), and a kernel's memory is at most 2 GiB.
+ */
+export const MAX_CACHE_BYTES = 512 * 1024 * 1024;
 
 export class RuleSetError extends Error {
   constructor(
@@ -77,7 +84,9 @@ export class CompiledRuleSet {
     readonly nfa: Nfa,
     readonly dfa: LazyDfa,
     /** Per rule: its groups' places when the match's ends fix them all (see FixedSpans). */
-    private readonly fixedSpans: readonly (FixedSpans | undefined)[] = [],
+    private readonly fixedSpans: readonly (FixedSpans | undefined)[],
+    /** The scanning loop, whose memory holds `dfa`'s tables (see ScanKernel). */
+    readonly kernel: ScanKernel,
   ) {
     this.vms = rules.map(() => undefined);
     this.backtrackers = rules.map(() => undefined);
@@ -205,9 +214,14 @@ export function compileRuleSet(
     }
     throw error;
   }
-  const dfaOptions: DfaOptions = { matchKind, cacheBytes: options.cacheBytes ?? 8 * 1024 * 1024 };
+  const cacheBytes = options.cacheBytes ?? 8 * 1024 * 1024;
+  if (!(Number.isInteger(cacheBytes) && cacheBytes >= 1 && cacheBytes <= MAX_CACHE_BYTES))
+    throw new RangeError(`cacheBytes must be an integer from 1 to ${MAX_CACHE_BYTES}`);
+  // One register per live group of partial matches: at most one per NFA state.
+  const kernel = new ScanKernel(compiled.length, nfa.stateCount + 1);
+  const dfaOptions: DfaOptions = { matchKind, cacheBytes, tableSpace: kernel };
   const fixedSpans = parsed.map((p) =>
     p.groupCount > 0 ? FixedSpans.analyse(p.ast, p.groupCount) : undefined,
   );
-  return new CompiledRuleSet(compiled, nfa, new LazyDfa(nfa, dfaOptions), fixedSpans);
+  return new CompiledRuleSet(compiled, nfa, new LazyDfa(nfa, dfaOptions), fixedSpans, kernel);
 }

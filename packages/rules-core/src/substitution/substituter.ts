@@ -28,14 +28,8 @@ import {
   ACTION_NONE,
   ACTION_PUSH,
   FINAL,
-  FINAL_MATCH,
-  FINAL_ONLY,
   HAS_MATCH,
-  MATCH_ONLY,
-  PUSH_FIRST,
-  PUSH_ONLY,
   type SkipTables,
-  TO_IDLE,
   UNBUILT,
 } from '../regex/lazy-dfa/lazy-dfa.js';
 import { END_OF_INPUT } from '../regex/nfa/look.js';
@@ -90,7 +84,7 @@ export class Substituter {
   private bufEnd = 0;
   private contextByte = -1;
   private window: Buffer = Buffer.alloc(0);
-  /** `buf` as a DataView, for 32-bit reads by the skip loop and the output copies (see bufWords). */
+  /** `buf` as a DataView, for the output copies' 32-bit reads (see bufWords). */
   private words: DataView<ArrayBufferLike> = new DataView(new ArrayBuffer(0));
   private wordsOf: Uint8Array | undefined;
 
@@ -298,9 +292,27 @@ export class Substituter {
     return this.contextByte;
   }
 
-  /** Runs the DFA over every byte received; the per-byte work is in {@link runDfa}. */
+  /**
+   * Runs the DFA over every byte received. The per-byte work is the scan kernel's (WebAssembly,
+   * `scan-kernel/`): one transition per byte until a transition that needs the slow path
+   * ({@link step}), the buffer-limit deadline, or the end of its copied window. Match-only
+   * transitions are remembered, push-only ones start a register, idle states skip every
+   * position where no match can start, and a transition into a final state settles the pending
+   * match in the loop when `inline` allows it (a non-empty match of a rule whose matches need no
+   * bookkeeping beyond counting): it goes to the kernel's queue ({@link settleQueued}) and the
+   * scan restarts at its end, as {@link finalize} would.
+   *
+   * Buffer limit: the loop never consumes a byte at which a live partial match could exceed
+   * `maxBuffered`; the slow path checks exactly there. Groups live at entry are covered by
+   * `deadline` (set by the last exact check); every group started in the loop starts at or
+   * after the entry or its last restart, so that plus `maxBuffered` covers those without any
+   * work per push. Stopping early costs one slow step per `maxBuffered` bytes at most.
+   */
   private scan(): void {
     const dfa = this.set.dfa;
+    const kernel = this.set.kernel;
+    // The buffer's bytes changed since the last scan (a new chunk, held bytes moved).
+    kernel.forgetWindow();
     if (!this.fastPaths) {
       while (this.scanPos < this.bufEnd && !this.passthrough) {
         this.step(this.buf[this.scanPos - this.bufStart] as number);
@@ -310,9 +322,8 @@ export class Substituter {
     while (this.scanPos < this.bufEnd && !this.passthrough) {
       const base = this.bufStart;
       this.growRegs();
-      const i = runDfa(
+      const i = kernel.run(
         this.buf,
-        this.bufWords(),
         this.scanPos - base,
         this.bufEnd - base,
         base,
@@ -324,10 +335,11 @@ export class Substituter {
         this.skip,
         this.inline,
       );
-      this.deadline = scanOut.deadline;
-      if (scanOut.queued > 0) this.settleQueued(scanOut.queued, base);
-      if (scanOut.matchTarget >= 0) this.recordMatch(scanOut.matchTarget, scanOut.matchAt + base);
-      this.state = scanOut.state;
+      const out = kernel.out;
+      this.deadline = out.deadline;
+      if (out.queued > 0) this.settleQueued(out.queued, base);
+      if (out.matchTarget >= 0) this.recordMatch(out.matchTarget, out.matchAt + base);
+      this.state = out.state;
       this.scanPos = i + base;
       if (this.scanPos >= this.bufEnd) break;
       this.step(this.buf[i] as number);
@@ -383,12 +395,12 @@ export class Substituter {
   }
 
   /**
-   * Emits the matches {@link runDfa} settled (`matchQueue`: rule, start, end relative to
+   * Emits the matches the scan kernel settled (its `queue`: rule, start, end relative to
    * `base`): what {@link finalize} does for a non-empty match of a rule in `inline`, with the
    * restart already done by the loop. They supersede any match pending before the loop ran.
    */
   private settleQueued(count: number, base: number): void {
-    const queue = matchQueue;
+    const queue = this.set.kernel.queue;
     const constants = this.set.constants;
     const literalStart = this.set.literalStart;
     const matchCounts = this.matchCounts;
@@ -655,211 +667,4 @@ function copyInto(
   // The last four bytes in one go, overlapping what the loop copied (the same bytes again).
   targetWords.setUint32(at + length - 4, sourceWords.getUint32(to - 4, true), true);
   return at + length;
-}
-
-/** What {@link runDfa} leaves besides the index it returns (module scratch: no allocation). */
-const scanOut = { state: 0, matchTarget: -1, matchAt: 0, deadline: 0, queued: 0 };
-
-/** Matches settled inside {@link runDfa}, before its caller emits them: at most this many. */
-const QUEUE_MATCHES = 512;
-/** Triples (rule, start, end), positions relative to the scanned buffer (module scratch). */
-const matchQueue = new Int32Array(3 * QUEUE_MATCHES);
-
-/**
- * The hot loop: one transition per byte from `i` until `end`, the buffer-limit deadline, or a
- * transition that needs the slow path (returned index: that byte, not consumed). Match-only
- * transitions are remembered, push-only ones start a register, and idle states hand over to
- * {@link skipPositions}. A transition into a final state settles the pending match here when
- * `inline` allows it (a non-empty match of a rule whose matches need no bookkeeping beyond
- * counting): the match goes to `matchQueue` and the scan restarts at its end, as
- * {@link Substituter.finalize} would.
- *
- * Buffer limit: the loop never consumes a byte at which a live partial match could exceed
- * `maxBuffered`; the slow path checks exactly there. Groups live at entry are covered by
- * `deadline` (set by the last exact check); every group started in the loop starts at or after
- * `floor` (the entry, or the last restart), so `floor + maxBuffered` covers those without any
- * work per push. Stopping early costs one slow step per `maxBuffered` bytes at most.
- * Kept outside the class, with everything in locals, so V8 optimises it as one simple loop.
- */
-function runDfa(
-  buf: Uint8Array,
-  words: DataView<ArrayBufferLike>,
-  i: number,
-  end: number,
-  base: number,
-  s: number,
-  dfa: CompiledRuleSet['dfa'],
-  regs: number[],
-  deadline: number,
-  maxBuffered: number,
-  skip: SkipTables | undefined,
-  inline: Uint8Array,
-): number {
-  const classes = dfa.classes;
-  const trans = dfa.trans;
-  const acts = dfa.acts;
-  const factsAfter = dfa.factsAfter;
-  const idles = dfa.startOffsetTable;
-  let matchTarget = -1;
-  let matchAt = 0;
-  let queued = 0;
-  let limit = Math.min(deadline, i + base + maxBuffered);
-  // A relative index below 2^31: "| 0" keeps V8 on int32 even when the limit is Infinity.
-  let stop = Math.min(end, limit - base) | 0;
-  // Skipping lands in idle states by their facts: every one must exist in this cache generation
-  // (no state is built while this loop runs, so checking once is enough).
-  const tables = skip !== undefined && idlesBuilt(skip.facts, idles) ? skip : undefined;
-  const bits = skip !== undefined ? skip.pairBits : factsAfter;
-  while (i < stop) {
-    const at = s + (classes[buf[i] as number] as number);
-    const t = trans[at] as number;
-    const code = t & 7;
-    if (code !== 0) {
-      if (code === MATCH_ONLY) {
-        // A match that moves no register: only the last one seen matters.
-        matchTarget = t >> 3;
-        matchAt = i;
-      } else if (code === PUSH_FIRST) {
-        // A partial match starts here and is the only live one.
-        regs[0] = i;
-      } else if (code === PUSH_ONLY) {
-        // A partial match starts here, after older live ones.
-        regs[acts[at] as number] = i;
-      } else if (code === TO_IDLE) {
-        if (tables !== undefined) {
-          // Back in an idle state: skip every position where no match can start (the facts at
-          // a position come from the byte before it). Short stretches, common in dense text,
-          // are skipped here: a call costs more than a few positions; long ones go to
-          // skipPositions, four positions per read.
-          s = t >> 3;
-          i++;
-          let at = i;
-          let prev = buf[i - 1] as number;
-          const near = Math.min(stop - 1, i + 8);
-          while (at < near) {
-            const b = buf[at] as number;
-            const pair = b | ((buf[at + 1] as number) << 8);
-            if (((bits[pair] as number) >> (factsAfter[prev] as number)) & 1) break;
-            prev = b;
-            at++;
-          }
-          if (at === near && at + 1 < stop) {
-            at = skipPositions(buf, words, at, stop, tables, factsAfter);
-          }
-          if (at !== i) {
-            i = at;
-            s = idles[factsAfter[buf[i - 1] as number] as number] as number;
-          }
-          continue;
-        }
-      } else if (code === FINAL_MATCH || code === FINAL_ONLY) {
-        // No thread left: the match (this one, or the last one seen) is final.
-        let target = t >> 3;
-        let matchEnd = i;
-        if (code === FINAL_ONLY) {
-          if (matchTarget < 0) break; // pending from before this call: the slow path has it
-          target = matchTarget;
-          matchEnd = matchAt;
-        }
-        const id = (target / dfa.stride) | 0;
-        const rule = dfa.ruleOf[id] as number;
-        const reg = dfa.regOf[id] as number;
-        // Registers only move on slow transitions, which end this loop: still the match's.
-        const matchStart = reg >= 0 ? (regs[reg] as number) : matchEnd;
-        if (matchStart === matchEnd || inline[rule] !== 1 || queued === matchQueue.length) break;
-        const restart = idles[factsAfter[buf[matchEnd - 1] as number] as number] as number;
-        if (restart < 0) break;
-        matchQueue[queued] = rule;
-        matchQueue[queued + 1] = matchStart;
-        matchQueue[queued + 2] = matchEnd;
-        queued += 3;
-        matchTarget = -1;
-        // Nothing is live after a restart: what starts later starts at or after its end.
-        limit = matchEnd + base + maxBuffered;
-        stop = Math.min(end, limit - base) | 0;
-        s = restart;
-        i = matchEnd;
-        continue;
-      } else {
-        break; // SLOW
-      }
-    }
-    s = t >> 3;
-    i++;
-  }
-  scanOut.state = s;
-  scanOut.matchTarget = matchTarget;
-  scanOut.matchAt = matchAt;
-  scanOut.deadline = limit;
-  scanOut.queued = queued;
-  return i;
-}
-
-/** Whether the idle state of every facts value exists in the current cache generation. */
-function idlesBuilt(facts: Int32Array, idles: Int32Array): boolean {
-  for (let k = 0; k < facts.length; k++)
-    if ((idles[facts[k] as number] as number) < 0) return false;
-  return true;
-}
-
-/**
- * In an idle state at index `i` (>= 1: `buf[i - 1]` is the byte that led there), the first
- * index where a match may start (see `LazyDfa.skipTables`), or the last one before `stop`
- * (whose next byte is not known yet). The facts at each position come from the byte before it.
- * `words` views `buf` (unaligned 32-bit reads).
- */
-function skipPositions(
-  buf: Uint8Array,
-  words: DataView<ArrayBufferLike>,
-  i: number,
-  stop: number,
-  skip: SkipTables,
-  factsAfter: Uint8Array,
-): number {
-  const bits = skip.pairBits;
-  if (skip.uniform) {
-    // The facts do not matter: four positions per 32-bit read (pairs (i, i+1) .. (i+3, i+4)),
-    // then one table load per position to find the exact one.
-    while (i + 4 < stop) {
-      const w = words.getUint32(i, true);
-      const hit =
-        (bits[w & 0xffff] as number) |
-        (bits[(w >>> 8) & 0xffff] as number) |
-        (bits[w >>> 16] as number) |
-        (bits[(w >>> 24) | ((buf[i + 4] as number) << 8)] as number);
-      if (hit !== 0) break;
-      i += 4;
-    }
-    let b = buf[i] as number;
-    while (i + 1 < stop) {
-      const n = buf[i + 1] as number;
-      if (bits[b | (n << 8)] !== 0) break;
-      b = n;
-      i++;
-    }
-    return i;
-  }
-  // The facts at each position come from the byte before it: four positions per read too.
-  let prev = buf[i - 1] as number;
-  while (i + 4 < stop) {
-    const w = words.getUint32(i, true);
-    const hit =
-      ((bits[w & 0xffff] as number) >> (factsAfter[prev] as number)) |
-      ((bits[(w >>> 8) & 0xffff] as number) >> (factsAfter[w & 0xff] as number)) |
-      ((bits[w >>> 16] as number) >> (factsAfter[(w >>> 8) & 0xff] as number)) |
-      ((bits[(w >>> 24) | ((buf[i + 4] as number) << 8)] as number) >>
-        (factsAfter[(w >>> 16) & 0xff] as number));
-    if ((hit & 1) !== 0) break;
-    prev = w >>> 24;
-    i += 4;
-  }
-  let b = buf[i] as number;
-  while (i + 1 < stop) {
-    const n = buf[i + 1] as number;
-    if (((bits[b | (n << 8)] as number) >> (factsAfter[prev] as number)) & 1) break;
-    prev = b;
-    b = n;
-    i++;
-  }
-  return i;
 }

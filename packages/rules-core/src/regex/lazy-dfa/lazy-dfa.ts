@@ -59,7 +59,35 @@ export interface DfaOptions {
   readonly matchKind?: MatchKind;
   /** Upper bound for the transition tables and state sets, in bytes (default 8 MiB). */
   readonly cacheBytes?: number;
+  /**
+   * Where the tables a scanning loop reads are allocated (`classes`, `factsAfter`, `trans`,
+   * `acts`, `ruleOf`, `regOf`, the start offsets and the skip tables' `pairBits`). The
+   * substitution engine passes its WebAssembly scan kernel (see `substitution/scan-kernel`),
+   * whose loop reads them in place; by default they are plain typed arrays.
+   */
+  readonly tableSpace?: TableSpace;
 }
+
+/** An allocator of zero-filled typed arrays (see {@link DfaOptions.tableSpace}). */
+export interface TableSpace {
+  /**
+   * Called once, first, by the DFA that uses the space: the most bytes it will ever allocate
+   * (grown tables are allocated anew and the old ones never freed; each allocation may lose up
+   * to 7 bytes to alignment, included).
+   */
+  reserve(maxBytes: number): void;
+  int32(length: number): Int32Array;
+  uint8(length: number): Uint8Array;
+}
+
+const HEAP_TABLES: TableSpace = {
+  reserve: () => {},
+  int32: (length) => new Int32Array(length),
+  uint8: (length) => new Uint8Array(length),
+};
+
+/** Bytes a {@link TableSpace} may lose to aligning each allocation to 8. */
+const ALIGNMENT_SLACK = 8 * 128;
 
 /** The content of one DFA state; immutable, shared by every stream using the DFA. */
 export interface DfaState {
@@ -168,6 +196,7 @@ export class LazyDfa {
   private readonly resolved: SparseSet;
   private readonly stepped: SparseSet;
   private readonly stack: number[] = [];
+  private readonly space: TableSpace;
 
   constructor(
     readonly nfa: Nfa,
@@ -175,26 +204,32 @@ export class LazyDfa {
   ) {
     this.matchKind = options.matchKind ?? 'leftmost-first';
     const { classes, representatives } = byteClasses(nfa);
-    this.classes = classes;
     this.representatives = representatives;
     this.stride = representatives.length;
     this.behindMask = relevantBehind(nfa.looks);
-    this.factsAfter = Uint8Array.from({ length: 256 }, (_, b) => behindFacts(b) & this.behindMask);
     const cacheBytes = options.cacheBytes ?? 8 * 1024 * 1024;
     this.maxStates = Math.max(16, Math.floor(cacheBytes / (this.stride * 8 + 64 + nfa.stateCount)));
+    const initial = Math.min(this.maxStates, 64);
+    // Growing doubles the tables up to maxStates: all sizes together stay below 2 * maxStates + initial.
+    const perState = this.stride * 8 + 8;
+    this.space = options.tableSpace ?? HEAP_TABLES;
+    this.space.reserve((2 * this.maxStates + initial) * perState + 66_000 + ALIGNMENT_SLACK);
+    this.classes = this.space.uint8(256);
+    this.classes.set(classes);
+    this.factsAfter = this.space.uint8(256);
+    for (let b = 0; b < 256; b++) this.factsAfter[b] = behindFacts(b) & this.behindMask;
     this.resolved = new SparseSet(nfa.stateCount);
     this.stepped = new SparseSet(nfa.stateCount);
-    const initial = Math.min(this.maxStates, 64);
-    this.trans = new Int32Array(initial * this.stride).fill(UNBUILT);
-    this.acts = new Int32Array(initial * this.stride);
+    this.trans = this.space.int32(initial * this.stride).fill(UNBUILT);
+    this.acts = this.space.int32(initial * this.stride);
     this.flags = new Uint8Array(initial);
-    this.ruleOf = new Int32Array(initial);
-    this.regOf = new Int32Array(initial);
+    this.ruleOf = this.space.int32(initial);
+    this.regOf = this.space.int32(initial);
     this.olderOf = new Int32Array(initial);
     this.behindOf = new Int32Array(initial);
     this.eoiRule = new Int32Array(initial).fill(-2);
     this.eoiReg = new Int32Array(initial);
-    this.startOffsets = new Int32Array(8).fill(-1);
+    this.startOffsets = this.space.int32(8).fill(-1);
   }
 
   /** Number of states currently cached. */
@@ -274,7 +309,7 @@ export class LazyDfa {
     const uniform = [...factList].every((f) =>
       pairs.subarray(f * square, (f + 1) * square).every((v, k) => v === pairs[first + k]),
     );
-    const pairBits = new Uint8Array(65536);
+    const pairBits = this.space.uint8(65536);
     for (let b = 0; b < 256; b++) {
       const c1 = this.classes[b] as number;
       for (let n = 0; n < 256; n++) {
@@ -438,17 +473,17 @@ export class LazyDfa {
   private ensureCapacity(states: number): void {
     if (states <= this.flags.length) return;
     const size = Math.min(this.maxStates, Math.max(states, this.flags.length * 2));
-    const trans = new Int32Array(size * this.stride).fill(UNBUILT);
+    const trans = this.space.int32(size * this.stride).fill(UNBUILT);
     trans.set(this.trans);
     this.trans = trans;
-    const acts = new Int32Array(size * this.stride);
+    const acts = this.space.int32(size * this.stride);
     acts.set(this.acts);
     this.acts = acts;
     const flags = new Uint8Array(size);
     flags.set(this.flags);
     this.flags = flags;
-    this.ruleOf = grow(this.ruleOf, size);
-    this.regOf = grow(this.regOf, size);
+    this.ruleOf = grow(this.ruleOf, size, this.space);
+    this.regOf = grow(this.regOf, size, this.space);
     this.olderOf = grow(this.olderOf, size);
     this.behindOf = grow(this.behindOf, size);
     const eoiRule = new Int32Array(size).fill(-2);
@@ -584,8 +619,8 @@ export class LazyDfa {
   }
 }
 
-function grow(array: Int32Array, size: number): Int32Array {
-  const out = new Int32Array(size);
+function grow(array: Int32Array, size: number, space = HEAP_TABLES): Int32Array {
+  const out = space.int32(size);
   out.set(array);
   return out;
 }

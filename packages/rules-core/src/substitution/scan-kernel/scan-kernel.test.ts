@@ -1,0 +1,118 @@
+/**
+ * The WebAssembly scan kernel. The substitution property and spec tests run every body through
+ * it (it is the engine's only fast loop) and compare it with the general path; bodies there are
+ * short, so these cover what only long ones reach: the 64 KiB window the buffer is copied into,
+ * crossed by matches, partial matches and skipped stretches, in one chunk and in several.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { LazyDfa } from '../../regex/lazy-dfa/lazy-dfa.js';
+import { ruleSet } from '../../regex/testing/arbitraries.js';
+import { type RunResult, runChunks, substitute } from '../../regex/testing/run-substitution.js';
+import { compileRuleSet, MAX_CACHE_BYTES } from '../rule-set.js';
+import { ScanKernel } from './scan-kernel.js';
+
+const WINDOW = 64 * 1024;
+const unlimited = { maxBufferedBytes: Number.POSITIVE_INFINITY };
+const observed = (r: RunResult) => ({
+  out: r.output.toString('hex'),
+  stats: r.substituter.stats,
+  warnings: r.warnings,
+});
+
+/** A body of about `length` bytes: `unit` repeated, with `odd` spliced in every `every` bytes. */
+function longBody(unit: string, odd: string, every: number, length: number): Buffer {
+  let text = '';
+  while (text.length < length)
+    text += unit.repeat(Math.ceil(every / Math.max(1, unit.length))) + odd;
+  return Buffer.from(text.slice(0, length), 'latin1');
+}
+
+describe('the scan kernel on bodies longer than its window', () => {
+  it('settles a match that spans a window boundary, in one chunk', () => {
+    const body = `a${'b'.repeat(WINDOW + 100)}c tail`;
+    expect(
+      substitute([{ pattern: 'ab+c', replacement: 'X', flags: 'g' }], body, 'whole', unlimited),
+    ).toBe('X tail');
+  });
+
+  it('replaces dense matches across every boundary of a 200 KB chunk', () => {
+    const body = 'abc-'.repeat(50_000);
+    const out = substitute([{ pattern: 'ab(c)', replacement: '[$1]', flags: 'g' }], body);
+    expect(out).toBe('[c]-'.repeat(50_000));
+  });
+
+  it('equals the general path for random rule sets over long bodies, whole and in large chunks', () => {
+    fc.assert(
+      fc.property(
+        ruleSet,
+        fc.string({
+          unit: fc.constantFrom('a', 'b', 'c', ' ', '1', '\n'),
+          minLength: 1,
+          maxLength: 6,
+        }),
+        fc.string({ unit: fc.constantFrom('a', 'b', 'c', ' ', '1', '\n', '\x80'), maxLength: 12 }),
+        fc.integer({ min: 1, max: 40_000 }),
+        fc.integer({ min: WINDOW + 1, max: 3 * WINDOW }),
+        // Small limits: after a match the engine rescans what it looked at beyond the match's end,
+        // up to the limit, so on such repetitive bodies some generated rule sets cost length x
+        // limit (the general path alike). The window with no limit at all: the test above.
+        fc.constantFrom(64, 1000),
+        (rules, unit, odd, every, length, maxBufferedBytes) => {
+          const body = longBody(unit, odd, every, length);
+          const run = (fastPaths: boolean, chunking: 'whole' | number[]) =>
+            observed(runChunks(rules, body, chunking, { maxBufferedBytes, fastPaths }));
+          const general = run(false, 'whole');
+          expect(run(true, 'whole')).toEqual(general);
+          expect(
+            run(
+              true,
+              [WINDOW - 3, WINDOW + 5000, 2 * WINDOW + 1].filter((p) => p < length),
+            ),
+          ).toEqual(general);
+        },
+      ),
+      { numRuns: 12 },
+    );
+  });
+});
+
+describe('ScanKernel as table space', () => {
+  it('serves one DFA: a second reservation is refused', () => {
+    const kernel = new ScanKernel(1, 4);
+    kernel.reserve(1024);
+    expect(() => kernel.reserve(1024)).toThrow(/one DFA/);
+  });
+
+  it('refuses allocations beyond what was reserved, and before any reservation', () => {
+    const kernel = new ScanKernel(1, 4);
+    expect(() => kernel.int32(1)).toThrow(/reserve/);
+    kernel.reserve(0);
+    const table = kernel.int32(16);
+    expect(table.byteOffset % 8).toBe(0);
+    expect([...table]).toEqual(new Array(16).fill(0));
+    expect(() => kernel.uint8(1 << 20)).toThrow(RangeError);
+  });
+
+  it("holds a DFA's tables within the bound the DFA reserves, even with a constantly cleared cache", () => {
+    const set = compileRuleSet([{ pattern: '(a|b)*c[0-9]{3}', replacement: 'X', flags: 'g' }], {
+      cacheBytes: 1,
+    });
+    const body = 'abacab c123 '.repeat(2000);
+    expect(
+      substitute([{ pattern: '(a|b)*c[0-9]{3}', replacement: 'X', flags: 'g' }], body, 'whole', {
+        cacheBytes: 1,
+      }),
+    ).toBe('abacab X '.repeat(2000));
+    expect(set.dfa).toBeInstanceOf(LazyDfa);
+  });
+
+  it('rejects a DFA cache bound it could not hold, naming the option', () => {
+    expect(() =>
+      compileRuleSet([{ pattern: 'a', replacement: 'b' }], { cacheBytes: MAX_CACHE_BYTES + 1 }),
+    ).toThrow(/cacheBytes must be an integer from 1 to/);
+    expect(() => compileRuleSet([{ pattern: 'a', replacement: 'b' }], { cacheBytes: 1.5 })).toThrow(
+      /cacheBytes/,
+    );
+  });
+});

@@ -1,0 +1,240 @@
+/**
+ * The substituter's hot loop (one DFA transition per byte, see `runDfa` in substituter.ts),
+ * compiled to WebAssembly from `scan.wat`, and the memory it reads.
+ *
+ * Why: the same loop in JavaScript keeps a bounds check on every typed-array read, and on the
+ * dense benchmark set this loop is most of the engine's time. Hand-written WebAssembly walked the
+ * same transition table about 1.5x faster (the rules-core README has the measurements).
+ *
+ * How the memory is shared, one kernel (one `WebAssembly.Memory`) per compiled rule set:
+ * - The kernel is the lazy DFA's {@link TableSpace}: the tables the loop reads are allocated in
+ *   its memory, and the DFA builds states into them in place, so nothing is copied when a state
+ *   is built. The memory is sized for the DFA's largest tables up front and never grows (growing
+ *   would detach every typed array on it); pages never written are never backed by RAM.
+ * - The buffer being scanned is copied into a window of the memory, 64 KiB at a time, once per
+ *   `scan()` of the substituter (plus a byte of look-behind): about 1.2 copies per input byte
+ *   in the worst case, and a native copy is far cheaper than a byte of scanning.
+ * - Registers (a few ints) and the per-rule `inline` flags are copied in per call, registers
+ *   back out after it; settled matches are read from {@link ScanKernel.queue}.
+ *
+ * Layout, in bytes: [0, 64) results, [64, ...) the match queue, then registers, the `inline`
+ * flags, the window, then the DFA's tables.
+ */
+/// <reference path="./webassembly.d.ts" />
+import type { LazyDfa, SkipTables, TableSpace } from '../../regex/lazy-dfa/lazy-dfa.js';
+import { SCAN_WASM } from './scan-wasm.js';
+
+/** Compiled on first use, once per process (a few KB: synchronous compilation is quick). */
+let scanModule: WebAssembly.Module | undefined;
+
+/** Int32 indices of the results the loop leaves besides the index it returns (see scan.wat). */
+const OUT_STATE = 0;
+const OUT_MATCH_TARGET = 1;
+const OUT_MATCH_AT = 2;
+const OUT_QUEUED = 3;
+const OUT_LAST_RESTART = 4;
+const QUEUE_BYTE = 64;
+/** Ints of the match queue (triples rule, start, end), as scan.wat's QUEUE_INTS. */
+export const QUEUE_INTS = 1536;
+const REGS_BYTE = QUEUE_BYTE + 4 * QUEUE_INTS;
+/** Bytes of the scanned buffer copied into the memory at a time. */
+const WINDOW_BYTES = 64 * 1024;
+/**
+ * Positions are int32 in the loop: an index plus the buffer limit must stay below 2^31, so both
+ * are kept below 2^30. A buffer longer than that (one chunk over 1 GiB) is scanned by the
+ * substituter's slow path.
+ */
+const MAX_INDEX = 2 ** 30;
+const PAGE_BYTES = 65536;
+/** Largest memory a kernel may reserve (the DFA cache bound decides; see RuleSetOptions). */
+export const MAX_KERNEL_BYTES = 2 ** 31;
+
+type ScanFunction = (
+  i: number,
+  stop: number,
+  end: number,
+  s: number,
+  maxRel: number,
+  buf: number,
+  classes: number,
+  trans: number,
+  acts: number,
+  facts: number,
+  idles: number,
+  ruleOf: number,
+  regOf: number,
+  stride: number,
+  inline: number,
+  regs: number,
+  bits: number,
+  skipMode: number,
+) => number;
+
+/** What {@link ScanKernel.run} leaves besides the index it returns (reused, never reallocated). */
+export interface ScanOut {
+  state: number;
+  matchTarget: number;
+  matchAt: number;
+  deadline: number;
+  queued: number;
+}
+
+export class ScanKernel implements TableSpace {
+  /** After {@link run}: `out.queued` ints of (rule, start, end) triples, relative to the buffer. */
+  queue: Int32Array = new Int32Array(0);
+  readonly out: ScanOut = { state: 0, matchTarget: -1, matchAt: 0, deadline: 0, queued: 0 };
+  private scanFn: ScanFunction | undefined;
+  private i32: Int32Array = new Int32Array(0);
+  private u8: Uint8Array = new Uint8Array(0);
+  private readonly inlineAt: number;
+  private readonly windowAt: number;
+  private next: number;
+  private limit = 0;
+  /** The buffer whose bytes `[windowFrom, windowTo)` are at `windowAt` (null: none). */
+  private windowOf: Uint8Array | null = null;
+  private windowFrom = 0;
+  private windowTo = 0;
+
+  /**
+   * `ruleCount`: rules of the set (one `inline` flag each); `maxRegisters`: the most registers a
+   * stream can hold (the DFA's live groups, at most its NFA's state count).
+   */
+  constructor(
+    ruleCount: number,
+    private readonly maxRegisters: number,
+  ) {
+    this.inlineAt = align8(REGS_BYTE + 4 * maxRegisters);
+    this.windowAt = align8(this.inlineAt + ruleCount);
+    this.next = align8(this.windowAt + WINDOW_BYTES + 8);
+  }
+
+  reserve(maxBytes: number): void {
+    if (this.scanFn !== undefined) throw new Error('a scan kernel serves one DFA');
+    const bytes = this.next + maxBytes;
+    if (bytes > MAX_KERNEL_BYTES)
+      throw new RangeError(
+        `the DFA's tables would need ${bytes} bytes (at most ${MAX_KERNEL_BYTES})`,
+      );
+    const pages = Math.ceil(bytes / PAGE_BYTES);
+    const memory = new WebAssembly.Memory({ initial: pages, maximum: pages });
+    scanModule ??= new WebAssembly.Module(SCAN_WASM);
+    const instance = new WebAssembly.Instance(scanModule, { kernel: { memory } });
+    this.scanFn = instance.exports.scan as ScanFunction;
+    this.i32 = new Int32Array(memory.buffer);
+    this.u8 = new Uint8Array(memory.buffer);
+    this.queue = this.i32.subarray(QUEUE_BYTE / 4, QUEUE_BYTE / 4 + QUEUE_INTS);
+    this.limit = pages * PAGE_BYTES;
+  }
+
+  int32(length: number): Int32Array {
+    return new Int32Array(this.u8.buffer, this.take(4 * length), length);
+  }
+
+  uint8(length: number): Uint8Array {
+    return new Uint8Array(this.u8.buffer, this.take(length), length);
+  }
+
+  /** The buffer's bytes may have changed (a new chunk, held bytes moved): copy them anew. */
+  forgetWindow(): void {
+    this.windowOf = null;
+  }
+
+  /**
+   * `runDfa`'s contract (substituter.ts): scans `buf` from `i` until `end`, the buffer-limit
+   * deadline, or a transition that needs the slow path, and returns the index of the first byte
+   * not consumed. Also returns early at the end of the copied window (the slow path then takes
+   * one byte, and the next call copies the next window). Results in {@link out} and
+   * {@link queue}; `regs` is updated in place.
+   */
+  run(
+    buf: Uint8Array,
+    i: number,
+    end: number,
+    base: number,
+    s: number,
+    dfa: LazyDfa,
+    regs: number[],
+    deadline: number,
+    maxBuffered: number,
+    skip: SkipTables | undefined,
+    inline: Uint8Array,
+  ): number {
+    const out = this.out;
+    const scan = this.scanFn;
+    const limit = Math.min(deadline, i + base + maxBuffered);
+    out.state = s;
+    out.matchTarget = -1;
+    out.deadline = limit;
+    out.queued = 0;
+    if (scan === undefined || end > MAX_INDEX || regs.length > this.maxRegisters) return i;
+    if (this.windowOf !== buf || Math.max(0, i - 1) < this.windowFrom || i >= this.windowTo)
+      this.copyWindow(buf, i, end);
+    const windowEnd = Math.min(end, this.windowTo);
+    const stop = Math.min(windowEnd, limit - base);
+    if (!(stop > i)) return i;
+    const i32 = this.i32;
+    const regsAt = REGS_BYTE >> 2;
+    for (let k = 0; k < regs.length; k++) i32[regsAt + k] = regs[k] as number;
+    this.u8.set(inline, this.inlineAt);
+    const tables =
+      skip !== undefined && idlesBuilt(skip.facts, dfa.startOffsetTable) ? skip : undefined;
+    const next = scan(
+      i,
+      stop,
+      windowEnd,
+      s,
+      Math.min(maxBuffered, MAX_INDEX),
+      this.windowAt - this.windowFrom,
+      dfa.classes.byteOffset,
+      dfa.trans.byteOffset,
+      dfa.acts.byteOffset,
+      dfa.factsAfter.byteOffset,
+      dfa.startOffsetTable.byteOffset,
+      dfa.ruleOf.byteOffset,
+      dfa.regOf.byteOffset,
+      dfa.stride,
+      this.inlineAt,
+      REGS_BYTE,
+      tables === undefined ? 0 : tables.pairBits.byteOffset,
+      tables === undefined ? 0 : tables.uniform ? 2 : 1,
+    );
+    for (let k = 0; k < regs.length; k++) regs[k] = i32[regsAt + k] as number;
+    out.state = i32[OUT_STATE] as number;
+    out.matchTarget = i32[OUT_MATCH_TARGET] as number;
+    out.matchAt = i32[OUT_MATCH_AT] as number;
+    out.queued = i32[OUT_QUEUED] as number;
+    const lastRestart = i32[OUT_LAST_RESTART] as number;
+    // After a restart nothing older is live: the limit counts from the last one (as runDfa).
+    if (lastRestart >= 0) out.deadline = lastRestart + base + maxBuffered;
+    return next;
+  }
+
+  /** Copies `buf[i - 1, ...)` (the byte before `i` is read at idle states), up to the window size. */
+  private copyWindow(buf: Uint8Array, i: number, end: number): void {
+    const from = Math.max(0, i - 1);
+    const to = Math.min(end, from + WINDOW_BYTES);
+    this.u8.set(buf.subarray(from, to), this.windowAt);
+    this.windowOf = buf;
+    this.windowFrom = from;
+    this.windowTo = to;
+  }
+
+  private take(bytes: number): number {
+    const at = this.next;
+    if (this.scanFn === undefined) throw new Error('reserve() first');
+    if (at + bytes > this.limit) throw new RangeError('the scan kernel is out of table space');
+    this.next = align8(at + bytes);
+    return at;
+  }
+}
+
+/** Whether the idle state of every facts value exists in the current cache generation. */
+function idlesBuilt(facts: Int32Array, idles: Int32Array): boolean {
+  for (let k = 0; k < facts.length; k++)
+    if ((idles[facts[k] as number] as number) < 0) return false;
+  return true;
+}
+
+function align8(n: number): number {
+  return (n + 7) & ~7;
+}

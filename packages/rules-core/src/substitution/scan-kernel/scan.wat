@@ -1,0 +1,280 @@
+;; The substituter's hot loop in WebAssembly: one DFA transition per byte (see scan-kernel.ts for
+;; the memory layout and the JavaScript side, and substituter.ts for the contract this loop keeps).
+;; Written by hand: `npm run build:scan-kernel -w @rampart/rules-core` turns it into scan-wasm.ts.
+;;
+;; Why WebAssembly: V8 keeps a bounds check on every typed-array read of the JavaScript loop; here
+;; memory accesses need none, and the same loop ran about 1.5x faster (rules-core README).
+;;
+;; All positions are indices into the substituter's buffer (`buf` is the address of index 0, so
+;; buf + i is the byte at index i; only the copied window of it may be read). Tables are given by
+;; address: trans, acts, ruleOf, regOf, idles (i32), classes, factsAfter, bits, inline (u8).
+(module
+  (memory (import "kernel" "memory") 1)
+
+  ;; Results besides the returned index (byte addresses; see scan-kernel.ts, OUT).
+  (global $OUT_STATE i32 (i32.const 0))
+  (global $OUT_MATCH_TARGET i32 (i32.const 4))
+  (global $OUT_MATCH_AT i32 (i32.const 8))
+  (global $OUT_QUEUED i32 (i32.const 12))
+  (global $OUT_LAST_RESTART i32 (i32.const 16))
+  ;; Settled matches: triples (rule, start, end) from this address, at most QUEUE_INTS ints.
+  (global $QUEUE i32 (i32.const 64))
+  (global $QUEUE_INTS i32 (i32.const 1536))
+
+  ;; From the idle state at index i (>= 1), the first index where a match may start, or the last
+  ;; one before stop (the substituter's skipPositions, four positions per 32-bit read).
+  ;; uniform: every entry of bits is 0 or 0xff, so the facts before a position do not matter.
+  (func $skip (param $buf i32) (param $i i32) (param $stop i32) (param $bits i32)
+    (param $facts i32) (param $uniform i32) (result i32)
+    (local $w i32) (local $b i32) (local $n i32) (local $prev i32)
+    (if (local.get $uniform)
+      (then
+        (block $found
+          (loop $words
+            (br_if $found (i32.ge_s (i32.add (local.get $i) (i32.const 4)) (local.get $stop)))
+            (local.set $w (i32.load (i32.add (local.get $buf) (local.get $i))))
+            (br_if $found
+              (i32.or
+                (i32.or
+                  (i32.load8_u (i32.add (local.get $bits)
+                    (i32.and (local.get $w) (i32.const 0xffff))))
+                  (i32.load8_u (i32.add (local.get $bits)
+                    (i32.and (i32.shr_u (local.get $w) (i32.const 8)) (i32.const 0xffff)))))
+                (i32.or
+                  (i32.load8_u (i32.add (local.get $bits)
+                    (i32.shr_u (local.get $w) (i32.const 16))))
+                  (i32.load8_u (i32.add (local.get $bits)
+                    (i32.or
+                      (i32.shr_u (local.get $w) (i32.const 24))
+                      (i32.shl
+                        (i32.load8_u (i32.add (i32.add (local.get $buf) (local.get $i)) (i32.const 4)))
+                        (i32.const 8))))))))
+            (local.set $i (i32.add (local.get $i) (i32.const 4)))
+            (br $words)))
+        (local.set $b (i32.load8_u (i32.add (local.get $buf) (local.get $i))))
+        (block $done
+          (loop $bytes
+            (br_if $done (i32.ge_s (i32.add (local.get $i) (i32.const 1)) (local.get $stop)))
+            (local.set $n (i32.load8_u (i32.add (i32.add (local.get $buf) (local.get $i)) (i32.const 1))))
+            (br_if $done
+              (i32.load8_u (i32.add (local.get $bits)
+                (i32.or (local.get $b) (i32.shl (local.get $n) (i32.const 8))))))
+            (local.set $b (local.get $n))
+            (local.set $i (i32.add (local.get $i) (i32.const 1)))
+            (br $bytes)))
+        (return (local.get $i))))
+    ;; The facts at each position come from the byte before it: bit `facts[prev]` of the entry.
+    (local.set $prev (i32.load8_u (i32.sub (i32.add (local.get $buf) (local.get $i)) (i32.const 1))))
+    (block $found
+      (loop $words
+        (br_if $found (i32.ge_s (i32.add (local.get $i) (i32.const 4)) (local.get $stop)))
+        (local.set $w (i32.load (i32.add (local.get $buf) (local.get $i))))
+        (br_if $found
+          (i32.and (i32.const 1)
+            (i32.or
+              (i32.or
+                (i32.shr_u
+                  (i32.load8_u (i32.add (local.get $bits)
+                    (i32.and (local.get $w) (i32.const 0xffff))))
+                  (i32.load8_u (i32.add (local.get $facts) (local.get $prev))))
+                (i32.shr_u
+                  (i32.load8_u (i32.add (local.get $bits)
+                    (i32.and (i32.shr_u (local.get $w) (i32.const 8)) (i32.const 0xffff))))
+                  (i32.load8_u (i32.add (local.get $facts)
+                    (i32.and (local.get $w) (i32.const 0xff))))))
+              (i32.or
+                (i32.shr_u
+                  (i32.load8_u (i32.add (local.get $bits)
+                    (i32.shr_u (local.get $w) (i32.const 16))))
+                  (i32.load8_u (i32.add (local.get $facts)
+                    (i32.and (i32.shr_u (local.get $w) (i32.const 8)) (i32.const 0xff)))))
+                (i32.shr_u
+                  (i32.load8_u (i32.add (local.get $bits)
+                    (i32.or
+                      (i32.shr_u (local.get $w) (i32.const 24))
+                      (i32.shl
+                        (i32.load8_u (i32.add (i32.add (local.get $buf) (local.get $i)) (i32.const 4)))
+                        (i32.const 8)))))
+                  (i32.load8_u (i32.add (local.get $facts)
+                    (i32.and (i32.shr_u (local.get $w) (i32.const 16)) (i32.const 0xff)))))))))
+        (local.set $prev (i32.shr_u (local.get $w) (i32.const 24)))
+        (local.set $i (i32.add (local.get $i) (i32.const 4)))
+        (br $words)))
+    (local.set $b (i32.load8_u (i32.add (local.get $buf) (local.get $i))))
+    (block $done
+      (loop $bytes
+        (br_if $done (i32.ge_s (i32.add (local.get $i) (i32.const 1)) (local.get $stop)))
+        (local.set $n (i32.load8_u (i32.add (i32.add (local.get $buf) (local.get $i)) (i32.const 1))))
+        (br_if $done
+          (i32.and (i32.const 1)
+            (i32.shr_u
+              (i32.load8_u (i32.add (local.get $bits)
+                (i32.or (local.get $b) (i32.shl (local.get $n) (i32.const 8)))))
+              (i32.load8_u (i32.add (local.get $facts) (local.get $prev))))))
+        (local.set $prev (local.get $b))
+        (local.set $b (local.get $n))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $bytes)))
+    (local.get $i))
+
+  ;; The substituter's runDfa: from index i while i < stop, one transition per byte; returns the
+  ;; index of the first byte not consumed (a transition that needs the slow path, or stop).
+  ;; end: where the bytes available end (stop after a restart is min(end, restart + maxRel)).
+  ;; skipMode: 0 no skipping, 1 skip tables that depend on the facts, 2 uniform ones.
+  (func (export "scan")
+    (param $i i32) (param $stop i32) (param $end i32) (param $s i32) (param $maxRel i32)
+    (param $buf i32) (param $classes i32) (param $trans i32) (param $acts i32)
+    (param $facts i32) (param $idles i32) (param $ruleOf i32) (param $regOf i32)
+    (param $stride i32) (param $inline i32) (param $regs i32) (param $bits i32)
+    (param $skipMode i32)
+    (result i32)
+    (local $at i32) (local $t i32) (local $target i32) (local $matchEnd i32) (local $id i32)
+    (local $reg i32) (local $rule i32) (local $matchStart i32) (local $restart i32)
+    (local $matchTarget i32) (local $matchAt i32) (local $queued i32) (local $lastRestart i32)
+    (local $near i32) (local $j i32) (local $prev i32) (local $b i32)
+    (local.set $matchTarget (i32.const -1))
+    (local.set $lastRestart (i32.const -1))
+    (block $exit
+      (loop $next
+        (br_if $exit (i32.ge_s (local.get $i) (local.get $stop)))
+        (local.set $at
+          (i32.add (local.get $s)
+            (i32.load8_u (i32.add (local.get $classes)
+              (i32.load8_u (i32.add (local.get $buf) (local.get $i)))))))
+        (local.set $t
+          (i32.load (i32.add (local.get $trans) (i32.shl (local.get $at) (i32.const 2)))))
+        (block $advance
+          (block $settle
+            (block $finalOnly
+              (block $finalMatch
+                (block $toIdle
+                  (block $pushOnly
+                    (block $matchOnly
+                      (block $pushFirst
+                        ;; codes: 0 plain, 1 SLOW, 2 MATCH_ONLY, 3 PUSH_ONLY, 4 TO_IDLE,
+                        ;; 5 FINAL_MATCH, 6 FINAL_ONLY, 7 PUSH_FIRST (lazy-dfa.ts)
+                        (br_table $advance $exit $matchOnly $pushOnly $toIdle $finalMatch
+                          $finalOnly $pushFirst
+                          (i32.and (local.get $t) (i32.const 7))))
+                      ;; A partial match starts here and is the only live one.
+                      (i32.store (local.get $regs) (local.get $i))
+                      (br $advance))
+                    ;; A match that moves no register: only the last one seen matters.
+                    (local.set $matchTarget (i32.shr_s (local.get $t) (i32.const 3)))
+                    (local.set $matchAt (local.get $i))
+                    (br $advance))
+                  ;; A partial match starts here, after older live ones: acts names the register.
+                  (i32.store
+                    (i32.add (local.get $regs)
+                      (i32.shl
+                        (i32.load (i32.add (local.get $acts) (i32.shl (local.get $at) (i32.const 2))))
+                        (i32.const 2)))
+                    (local.get $i))
+                  (br $advance))
+                ;; Back in an idle state: skip every position where no match can start.
+                (br_if $advance (i32.eqz (local.get $skipMode)))
+                (local.set $s (i32.shr_s (local.get $t) (i32.const 3)))
+                (local.set $i (i32.add (local.get $i) (i32.const 1)))
+                (local.set $j (local.get $i))
+                (local.set $prev
+                  (i32.load8_u (i32.sub (i32.add (local.get $buf) (local.get $i)) (i32.const 1))))
+                ;; Short stretches here (a call costs more than a few positions), long ones in $skip.
+                (local.set $near (i32.sub (local.get $stop) (i32.const 1)))
+                (if (i32.lt_s (i32.add (local.get $i) (i32.const 8)) (local.get $near))
+                  (then (local.set $near (i32.add (local.get $i) (i32.const 8)))))
+                (block $stopped
+                  (loop $short
+                    (br_if $stopped (i32.ge_s (local.get $j) (local.get $near)))
+                    (local.set $b (i32.load8_u (i32.add (local.get $buf) (local.get $j))))
+                    (br_if $stopped
+                      (i32.and (i32.const 1)
+                        (i32.shr_u
+                          (i32.load8_u (i32.add (local.get $bits)
+                            (i32.or (local.get $b)
+                              (i32.shl
+                                (i32.load8_u
+                                  (i32.add (i32.add (local.get $buf) (local.get $j)) (i32.const 1)))
+                                (i32.const 8)))))
+                          (i32.load8_u (i32.add (local.get $facts) (local.get $prev))))))
+                    (local.set $prev (local.get $b))
+                    (local.set $j (i32.add (local.get $j) (i32.const 1)))
+                    (br $short)))
+                (if (i32.and
+                      (i32.eq (local.get $j) (local.get $near))
+                      (i32.lt_s (i32.add (local.get $j) (i32.const 1)) (local.get $stop)))
+                  (then
+                    (local.set $j
+                      (call $skip (local.get $buf) (local.get $j) (local.get $stop)
+                        (local.get $bits) (local.get $facts)
+                        (i32.eq (local.get $skipMode) (i32.const 2))))))
+                (if (i32.ne (local.get $j) (local.get $i))
+                  (then
+                    (local.set $i (local.get $j))
+                    (local.set $s
+                      (i32.load (i32.add (local.get $idles)
+                        (i32.shl
+                          (i32.load8_u (i32.add (local.get $facts)
+                            (i32.load8_u (i32.sub (i32.add (local.get $buf) (local.get $i))
+                              (i32.const 1)))))
+                          (i32.const 2)))))))
+                (br $next))
+              ;; Into a final state with a match of its own: that match is final.
+              (local.set $target (i32.shr_s (local.get $t) (i32.const 3)))
+              (local.set $matchEnd (local.get $i))
+              (br $settle))
+            ;; Into a final state without one: the last match seen is final (if it is this call's).
+            (br_if $exit (i32.lt_s (local.get $matchTarget) (i32.const 0)))
+            (local.set $target (local.get $matchTarget))
+            (local.set $matchEnd (local.get $matchAt)))
+          ;; Settle the match here when the rule allows it (see runDfa), else leave it to the slow path.
+          (local.set $id (i32.div_u (local.get $target) (local.get $stride)))
+          (local.set $rule
+            (i32.load (i32.add (local.get $ruleOf) (i32.shl (local.get $id) (i32.const 2)))))
+          (local.set $reg
+            (i32.load (i32.add (local.get $regOf) (i32.shl (local.get $id) (i32.const 2)))))
+          (local.set $matchStart (local.get $matchEnd))
+          (if (i32.ge_s (local.get $reg) (i32.const 0))
+            (then
+              (local.set $matchStart
+                (i32.load (i32.add (local.get $regs) (i32.shl (local.get $reg) (i32.const 2)))))))
+          (br_if $exit (i32.eq (local.get $matchStart) (local.get $matchEnd)))
+          (br_if $exit
+            (i32.ne (i32.load8_u (i32.add (local.get $inline) (local.get $rule))) (i32.const 1)))
+          (br_if $exit (i32.eq (local.get $queued) (global.get $QUEUE_INTS)))
+          (local.set $restart
+            (i32.load (i32.add (local.get $idles)
+              (i32.shl
+                (i32.load8_u (i32.add (local.get $facts)
+                  (i32.load8_u (i32.sub (i32.add (local.get $buf) (local.get $matchEnd))
+                    (i32.const 1)))))
+                (i32.const 2)))))
+          (br_if $exit (i32.lt_s (local.get $restart) (i32.const 0)))
+          (i32.store (i32.add (global.get $QUEUE) (i32.shl (local.get $queued) (i32.const 2)))
+            (local.get $rule))
+          (i32.store offset=4
+            (i32.add (global.get $QUEUE) (i32.shl (local.get $queued) (i32.const 2)))
+            (local.get $matchStart))
+          (i32.store offset=8
+            (i32.add (global.get $QUEUE) (i32.shl (local.get $queued) (i32.const 2)))
+            (local.get $matchEnd))
+          (local.set $queued (i32.add (local.get $queued) (i32.const 3)))
+          (local.set $matchTarget (i32.const -1))
+          ;; Nothing is live after a restart: what starts later starts at or after its end.
+          (local.set $lastRestart (local.get $matchEnd))
+          (local.set $stop (i32.add (local.get $matchEnd) (local.get $maxRel)))
+          (if (i32.lt_s (local.get $end) (local.get $stop))
+            (then (local.set $stop (local.get $end))))
+          (local.set $s (local.get $restart))
+          (local.set $i (local.get $matchEnd))
+          (br $next))
+        ;; A plain transition (and the end of the three simple cases above).
+        (local.set $s (i32.shr_s (local.get $t) (i32.const 3)))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $next)))
+    (i32.store (global.get $OUT_STATE) (local.get $s))
+    (i32.store (global.get $OUT_MATCH_TARGET) (local.get $matchTarget))
+    (i32.store (global.get $OUT_MATCH_AT) (local.get $matchAt))
+    (i32.store (global.get $OUT_QUEUED) (local.get $queued))
+    (i32.store (global.get $OUT_LAST_RESTART) (local.get $lastRestart))
+    (local.get $i))
+)
