@@ -1,5 +1,5 @@
 /**
- * The substituter's hot loop (one DFA transition per byte, see `runDfa` in substituter.ts),
+ * The substituter's hot loop (one DFA transition per byte; `Substituter.scan` states its contract),
  * compiled to WebAssembly from `scan.wat`, and the memory it reads.
  *
  * Why: the same loop in JavaScript keeps a bounds check on every typed-array read, and on the
@@ -204,7 +204,7 @@ export class ScanKernel implements TableSpace {
     out.matchAt = i32[OUT_MATCH_AT] as number;
     out.queued = i32[OUT_QUEUED] as number;
     const lastRestart = i32[OUT_LAST_RESTART] as number;
-    // After a restart nothing older is live: the limit counts from the last one (as runDfa).
+    // After a restart nothing older is live: the limit counts from the last one.
     if (lastRestart >= 0) out.deadline = lastRestart + base + maxBuffered;
     return next;
   }

@@ -22,7 +22,7 @@
   (global $QUEUE_INTS i32 (i32.const 1536))
 
   ;; From the idle state at index i (>= 1), the first index where a match may start, or the last
-  ;; one before stop (the substituter's skipPositions, four positions per 32-bit read).
+  ;; one before stop, four positions per 32-bit read (the skip tables: LazyDfa.skipTables).
   ;; uniform: every entry of bits is 0 or 0xff, so the facts before a position do not matter.
   (func $skip (param $buf i32) (param $i i32) (param $stop i32) (param $bits i32)
     (param $facts i32) (param $uniform i32) (result i32)
@@ -117,8 +117,9 @@
         (br $bytes)))
     (local.get $i))
 
-  ;; The substituter's runDfa: from index i while i < stop, one transition per byte; returns the
-  ;; index of the first byte not consumed (a transition that needs the slow path, or stop).
+  ;; The scan (Substituter.scan states its contract): from index i while i < stop, one transition
+  ;; per byte; returns the index of the first byte not consumed (a transition that needs the slow
+  ;; path, or stop).
   ;; end: where the bytes available end (stop after a restart is min(end, restart + maxRel)).
   ;; skipMode: 0 no skipping, 1 skip tables that depend on the facts, 2 uniform ones.
   (func (export "scan")
@@ -228,7 +229,7 @@
             (br_if $exit (i32.lt_s (local.get $matchTarget) (i32.const 0)))
             (local.set $target (local.get $matchTarget))
             (local.set $matchEnd (local.get $matchAt)))
-          ;; Settle the match here when the rule allows it (see runDfa), else leave it to the slow path.
+          ;; Settle the match here when the rule allows it (see Substituter.scan), else leave it to the slow path.
           (local.set $id (i32.div_u (local.get $target) (local.get $stride)))
           (local.set $rule
             (i32.load (i32.add (local.get $ruleOf) (i32.shl (local.get $id) (i32.const 2)))))
