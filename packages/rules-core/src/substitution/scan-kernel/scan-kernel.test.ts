@@ -10,6 +10,7 @@ import { LazyDfa } from '../../regex/lazy-dfa/lazy-dfa.js';
 import { ruleSet } from '../../regex/testing/arbitraries.js';
 import { type RunResult, runChunks, substitute } from '../../regex/testing/run-substitution.js';
 import { compileRuleSet, MAX_CACHE_BYTES } from '../rule-set.js';
+import { Substituter } from '../substituter.js';
 import { ScanKernel } from './scan-kernel.js';
 
 const WINDOW = 64 * 1024;
@@ -74,6 +75,32 @@ describe('the scan kernel on bodies longer than its window', () => {
       ),
       { numRuns: 12 },
     );
+  });
+});
+
+describe('one kernel shared by streams', () => {
+  it('keeps streams of one rule set apart when they take turns with long chunks', () => {
+    const rules = [
+      { pattern: 'ab+c', replacement: '<$&>', flags: 'g' },
+      { pattern: '(\\d+)-(\\d+)', replacement: '$2-$1', flags: 'g' },
+    ];
+    const set = compileRuleSet(rules);
+    const bodies = [
+      longBody('abbbc 12-34 ', 'x', 50, 3 * WINDOW + 17),
+      longBody('1-2 ab', `a${'b'.repeat(300)}`, 9_000, 2 * WINDOW + 5),
+    ];
+    const alone = bodies.map((body) => substitute(rules, body));
+    const streams = bodies.map(() => new Substituter(set));
+    const outputs: Buffer[][] = streams.map(() => []);
+    const step = 100_000;
+    for (let at = 0; at < Math.max(...bodies.map((b) => b.length)); at += step) {
+      for (let k = 0; k < streams.length; k++) {
+        const part = (bodies[k] as Buffer).subarray(at, at + step);
+        if (part.length > 0) outputs[k]?.push((streams[k] as Substituter).feed(part));
+      }
+    }
+    for (let k = 0; k < streams.length; k++) outputs[k]?.push((streams[k] as Substituter).end());
+    expect(outputs.map((parts) => Buffer.concat(parts).toString('latin1'))).toEqual(alone);
   });
 });
 
