@@ -12,8 +12,8 @@
  *   is built. The memory is sized for the DFA's largest tables up front and never grows (growing
  *   would detach every typed array on it); pages never written are never backed by RAM.
  * - The buffer being scanned is copied into a window of the memory, 64 KiB at a time, once per
- *   `scan()` of the substituter (plus a byte of look-behind): about 1.2 copies per input byte
- *   in the worst case, and a native copy is far cheaper than a byte of scanning.
+ *   `scan()` of the substituter (plus a byte of look-behind): about one copy per input byte,
+ *   and a native copy is far cheaper than a byte of scanning.
  * - Registers (a few ints) and the per-rule `inline` flags are copied in per call, registers
  *   back out after it; settled matches are read from {@link ScanKernel.queue}.
  *
@@ -35,7 +35,7 @@ const OUT_QUEUED = 3;
 const OUT_LAST_RESTART = 4;
 const QUEUE_BYTE = 64;
 /** Ints of the match queue (triples rule, start, end), as scan.wat's QUEUE_INTS. */
-export const QUEUE_INTS = 1536;
+const QUEUE_INTS = 1536;
 const REGS_BYTE = QUEUE_BYTE + 4 * QUEUE_INTS;
 /** Bytes of the scanned buffer copied into the memory at a time. */
 const WINDOW_BYTES = 64 * 1024;
@@ -47,7 +47,7 @@ const WINDOW_BYTES = 64 * 1024;
 const MAX_INDEX = 2 ** 30;
 const PAGE_BYTES = 65536;
 /** Largest memory a kernel may reserve (the DFA cache bound decides; see RuleSetOptions). */
-export const MAX_KERNEL_BYTES = 2 ** 31;
+const MAX_KERNEL_BYTES = 2 ** 31;
 
 type ScanFunction = (
   i: number,
