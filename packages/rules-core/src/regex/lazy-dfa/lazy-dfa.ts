@@ -61,7 +61,7 @@ export interface DfaOptions {
   readonly cacheBytes?: number;
   /**
    * Where the tables a scanning loop reads are allocated (`classes`, `factsAfter`, `trans`,
-   * `acts`, `ruleOf`, `regOf`, the start offsets and the skip tables' `pairBits`). The
+   * `acts`, `flags`, `ruleOf`, `regOf`, the start offsets and the skip tables' `pairBits`). The
    * substitution engine passes its WebAssembly scan kernel (see `substitution/scan-kernel`),
    * whose loop reads them in place; by default they are plain typed arrays.
    */
@@ -211,7 +211,7 @@ export class LazyDfa {
     this.maxStates = Math.max(16, Math.floor(cacheBytes / (this.stride * 8 + 64 + nfa.stateCount)));
     const initial = Math.min(this.maxStates, 64);
     // Growing doubles the tables up to maxStates: all sizes together stay below 2 * maxStates + initial.
-    const perState = this.stride * 8 + 8;
+    const perState = this.stride * 8 + 9;
     this.space = options.tableSpace ?? HEAP_TABLES;
     this.space.reserve((2 * this.maxStates + initial) * perState + 66_000 + ALIGNMENT_SLACK);
     this.classes = this.space.uint8(256);
@@ -222,7 +222,7 @@ export class LazyDfa {
     this.stepped = new SparseSet(nfa.stateCount);
     this.trans = this.space.int32(initial * this.stride).fill(UNBUILT);
     this.acts = this.space.int32(initial * this.stride);
-    this.flags = new Uint8Array(initial);
+    this.flags = this.space.uint8(initial);
     this.ruleOf = this.space.int32(initial);
     this.regOf = this.space.int32(initial);
     this.olderOf = new Int32Array(initial);
@@ -479,7 +479,7 @@ export class LazyDfa {
     const acts = this.space.int32(size * this.stride);
     acts.set(this.acts);
     this.acts = acts;
-    const flags = new Uint8Array(size);
+    const flags = this.space.uint8(size);
     flags.set(this.flags);
     this.flags = flags;
     this.ruleOf = grow(this.ruleOf, size, this.space);

@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { LazyDfa } from '../../regex/lazy-dfa/lazy-dfa.js';
-import { ruleSet } from '../../regex/testing/arbitraries.js';
+import { body, ruleSet } from '../../regex/testing/arbitraries.js';
 import { type RunResult, runChunks, substitute } from '../../regex/testing/run-substitution.js';
 import { compileRuleSet, MAX_CACHE_BYTES } from '../rule-set.js';
 import { Substituter } from '../substituter.js';
@@ -74,6 +74,27 @@ describe('the scan kernel on bodies longer than its window', () => {
         },
       ),
       { numRuns: 12 },
+    );
+  });
+});
+
+describe('register moves in the kernel', () => {
+  it('equals the general path where partial matches are reordered and fresh ones kept (general register moves)', () => {
+    // Longer bodies than the substitution properties use: moves where a fresh partial match
+    // survives an older one that dies ("[1, -1]") need a few live partial matches at once.
+    fc.assert(
+      fc.property(
+        ruleSet,
+        fc.array(body, { minLength: 5, maxLength: 40 }),
+        fc.constantFrom(64, 8192),
+        (rules, parts, maxBufferedBytes) => {
+          const input = Buffer.concat(parts);
+          const run = (fastPaths: boolean) =>
+            observed(runChunks(rules, input, 'whole', { maxBufferedBytes, fastPaths }));
+          expect(run(true)).toEqual(run(false));
+        },
+      ),
+      { numRuns: 300 },
     );
   });
 });

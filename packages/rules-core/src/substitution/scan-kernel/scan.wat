@@ -127,12 +127,13 @@
     (param $buf i32) (param $classes i32) (param $trans i32) (param $acts i32)
     (param $facts i32) (param $idles i32) (param $ruleOf i32) (param $regOf i32)
     (param $stride i32) (param $inline i32) (param $regs i32) (param $bits i32)
-    (param $skipMode i32)
+    (param $skipMode i32) (param $flags i32) (param $moves i32) (param $moveCount i32)
     (result i32)
     (local $at i32) (local $t i32) (local $target i32) (local $matchEnd i32) (local $id i32)
     (local $reg i32) (local $rule i32) (local $matchStart i32) (local $restart i32)
     (local $matchTarget i32) (local $matchAt i32) (local $queued i32) (local $lastRestart i32)
     (local $near i32) (local $j i32) (local $prev i32) (local $b i32)
+    (local $move i32) (local $n i32) (local $k i32) (local $o i32)
     (local.set $matchTarget (i32.const -1))
     (local.set $lastRestart (i32.const -1))
     (block $exit
@@ -154,11 +155,50 @@
                   (block $pushOnly
                     (block $matchOnly
                       (block $pushFirst
-                        ;; codes: 0 plain, 1 SLOW, 2 MATCH_ONLY, 3 PUSH_ONLY, 4 TO_IDLE,
-                        ;; 5 FINAL_MATCH, 6 FINAL_ONLY, 7 PUSH_FIRST (lazy-dfa.ts)
-                        (br_table $advance $exit $matchOnly $pushOnly $toIdle $finalMatch
-                          $finalOnly $pushFirst
-                          (i32.and (local.get $t) (i32.const 7))))
+                        (block $slow
+                          ;; codes: 0 plain, 1 SLOW, 2 MATCH_ONLY, 3 PUSH_ONLY, 4 TO_IDLE,
+                          ;; 5 FINAL_MATCH, 6 FINAL_ONLY, 7 PUSH_FIRST (lazy-dfa.ts)
+                          (br_table $advance $slow $matchOnly $pushOnly $toIdle $finalMatch
+                            $finalOnly $pushFirst
+                            (i32.and (local.get $t) (i32.const 7))))
+                        ;; SLOW: a general register move (acts holds its id) into a state that
+                        ;; neither reports a match nor is final is applied here, as the slow
+                        ;; path's step would; anything else (not built, a push with a match,
+                        ;; a final target, a move not copied in) is left to the slow path.
+                        (br_if $exit (i32.lt_s (local.get $t) (i32.const 0)))
+                        (local.set $move
+                          (i32.load (i32.add (local.get $acts) (i32.shl (local.get $at) (i32.const 2)))))
+                        (br_if $exit (i32.lt_u (local.get $move) (i32.const 2)))
+                        (br_if $exit (i32.ge_u (local.get $move) (local.get $moveCount)))
+                        (local.set $id
+                          (i32.div_u (i32.shr_s (local.get $t) (i32.const 3)) (local.get $stride)))
+                        ;; flags: HAS_MATCH 1, FINAL 2
+                        (br_if $exit
+                          (i32.and (i32.load8_u (i32.add (local.get $flags) (local.get $id)))
+                            (i32.const 3)))
+                        ;; moves[move] is the address of [n, origin 0, ..., origin n-1]: register
+                        ;; k takes register origin k's value, or the position when it is -1, in
+                        ;; order and in place (as step does).
+                        (local.set $move
+                          (i32.load (i32.add (local.get $moves) (i32.shl (local.get $move) (i32.const 2)))))
+                        (local.set $n (i32.load (local.get $move)))
+                        (local.set $k (i32.const 0))
+                        (block $moved
+                          (loop $registers
+                            (br_if $moved (i32.ge_u (local.get $k) (local.get $n)))
+                            (local.set $o
+                              (i32.load offset=4
+                                (i32.add (local.get $move) (i32.shl (local.get $k) (i32.const 2)))))
+                            (if (i32.ge_s (local.get $o) (i32.const 0))
+                              (then
+                                (local.set $o
+                                  (i32.load (i32.add (local.get $regs) (i32.shl (local.get $o) (i32.const 2))))))
+                              (else (local.set $o (local.get $i))))
+                            (i32.store (i32.add (local.get $regs) (i32.shl (local.get $k) (i32.const 2)))
+                              (local.get $o))
+                            (local.set $k (i32.add (local.get $k) (i32.const 1)))
+                            (br $registers)))
+                        (br $advance))
                       ;; A partial match starts here and is the only live one.
                       (i32.store (local.get $regs) (local.get $i))
                       (br $advance))
