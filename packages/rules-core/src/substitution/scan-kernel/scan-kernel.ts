@@ -30,14 +30,16 @@ import { SCAN_WASM } from './scan-wasm.js';
 /** Compiled on first use, once per process (a few KB: synchronous compilation is quick). */
 let scanModule: WebAssembly.Module | undefined;
 
-/** Int32 indices of the results the loop leaves besides the index it returns (see scan.wat). */
+/** Where the loop leaves its results besides the index it returns: five ints, [0, 20). */
+const OUT_BYTE = 0;
+/** Those results' int indices from OUT_BYTE, in the order scan.wat stores them. */
 const OUT_STATE = 0;
 const OUT_MATCH_TARGET = 1;
 const OUT_MATCH_AT = 2;
 const OUT_QUEUED = 3;
 const OUT_LAST_RESTART = 4;
 const QUEUE_BYTE = 64;
-/** Ints of the match queue (triples rule, start, end), as scan.wat's QUEUE_INTS. */
+/** Ints of the match queue (triples rule, start, end): 512 matches per call at most. */
 const QUEUE_INTS = 1536;
 const REGS_BYTE = QUEUE_BYTE + 4 * QUEUE_INTS;
 /** Bytes of the scanned buffer copied into the memory at a time. */
@@ -81,6 +83,9 @@ type ScanFunction = (
   flags: number,
   moves: number,
   moveCount: number,
+  queue: number,
+  queueInts: number,
+  out: number,
 ) => number;
 
 /** What {@link ScanKernel.run} leaves besides the index it returns (reused, never reallocated). */
@@ -104,7 +109,9 @@ export class ScanKernel implements TableSpace {
   /** `[MAX_MOVES]` addresses of the copied moves, then the moves: `[n, origin 0, ...]` each. */
   private readonly movesAt: number;
   private movesCopied = 0;
+  /** Where the next copied move goes, and where the moves' space ends. */
   private movesEnd: number;
+  private readonly movesLimit: number;
   private next: number;
   private limit = 0;
   /** The buffer whose bytes `[windowFrom, windowTo)` are at `windowAt` (null: none). */
@@ -124,7 +131,8 @@ export class ScanKernel implements TableSpace {
     this.windowAt = align8(this.inlineAt + ruleCount);
     this.movesAt = align8(this.windowAt + WINDOW_BYTES + 8);
     this.movesEnd = this.movesAt + 4 * MAX_MOVES;
-    this.next = this.movesAt + 4 * MAX_MOVES + MOVE_BYTES;
+    this.movesLimit = this.movesEnd + MOVE_BYTES;
+    this.next = this.movesLimit;
   }
 
   reserve(maxBytes: number): void {
@@ -159,9 +167,9 @@ export class ScanKernel implements TableSpace {
   }
 
   /**
-   * The contract of the substituter's fast loop (see `Substituter.scan`): scans `buf` from `i` until `end`, the buffer-limit
-   * deadline, or a transition that needs the slow path, and returns the index of the first byte
-   * not consumed. Also returns early at the end of the copied window (the slow path then takes
+   * The contract of the substituter's fast loop (see `Substituter.scan`): scans `buf` from `i`
+   * until `end`, the buffer-limit deadline, or a transition that needs the slow path, and returns
+   * the index of the first byte not consumed. Also returns early at the end of the copied window (the slow path then takes
    * one byte, and the next call copies the next window). Results in {@link out} and
    * {@link queue}; `regs` is updated in place.
    */
@@ -220,13 +228,17 @@ export class ScanKernel implements TableSpace {
       dfa.flags.byteOffset,
       this.movesAt,
       this.movesCopied,
+      QUEUE_BYTE,
+      QUEUE_INTS,
+      OUT_BYTE,
     );
     for (let k = 0; k < regs.length; k++) regs[k] = i32[regsAt + k] as number;
-    out.state = i32[OUT_STATE] as number;
-    out.matchTarget = i32[OUT_MATCH_TARGET] as number;
-    out.matchAt = i32[OUT_MATCH_AT] as number;
-    out.queued = i32[OUT_QUEUED] as number;
-    const lastRestart = i32[OUT_LAST_RESTART] as number;
+    const results = OUT_BYTE >> 2;
+    out.state = i32[results + OUT_STATE] as number;
+    out.matchTarget = i32[results + OUT_MATCH_TARGET] as number;
+    out.matchAt = i32[results + OUT_MATCH_AT] as number;
+    out.queued = i32[results + OUT_QUEUED] as number;
+    const lastRestart = i32[results + OUT_LAST_RESTART] as number;
     // After a restart nothing older is live: the limit counts from the last one.
     if (lastRestart >= 0) out.deadline = lastRestart + base + maxBuffered;
     return next;
@@ -248,11 +260,10 @@ export class ScanKernel implements TableSpace {
    */
   private copyMoves(moves: readonly Int32Array[]): void {
     const i32 = this.i32;
-    const limit = this.movesAt + 4 * MAX_MOVES + MOVE_BYTES;
     while (this.movesCopied < Math.min(moves.length, MAX_MOVES)) {
       const move = moves[this.movesCopied] as Int32Array;
       const at = this.movesEnd;
-      if (at + 4 * (move.length + 1) > limit) return;
+      if (at + 4 * (move.length + 1) > this.movesLimit) return;
       i32[at >> 2] = move.length;
       i32.set(move, (at >> 2) + 1);
       i32[(this.movesAt >> 2) + this.movesCopied] = at;

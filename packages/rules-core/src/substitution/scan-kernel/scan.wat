@@ -7,19 +7,10 @@
 ;;
 ;; All positions are indices into the substituter's buffer (`buf` is the address of index 0, so
 ;; buf + i is the byte at index i; only the copied window of it may be read). Tables are given by
-;; address: trans, acts, ruleOf, regOf, idles (i32), classes, factsAfter, bits, inline (u8).
+;; address: trans, acts, ruleOf, regOf, idles (i32), classes, factsAfter, bits, inline (u8); so
+;; are the registers, the match queue and the results. The layout is scan-kernel.ts's alone.
 (module
   (memory (import "kernel" "memory") 1)
-
-  ;; Results besides the returned index (byte addresses; see scan-kernel.ts, OUT).
-  (global $OUT_STATE i32 (i32.const 0))
-  (global $OUT_MATCH_TARGET i32 (i32.const 4))
-  (global $OUT_MATCH_AT i32 (i32.const 8))
-  (global $OUT_QUEUED i32 (i32.const 12))
-  (global $OUT_LAST_RESTART i32 (i32.const 16))
-  ;; Settled matches: triples (rule, start, end) from this address, at most QUEUE_INTS ints.
-  (global $QUEUE i32 (i32.const 64))
-  (global $QUEUE_INTS i32 (i32.const 1536))
 
   ;; From the idle state at index i (>= 1), the first index where a match may start, or the last
   ;; one before stop, four positions per 32-bit read (the skip tables: LazyDfa.skipTables).
@@ -128,6 +119,7 @@
     (param $facts i32) (param $idles i32) (param $ruleOf i32) (param $regOf i32)
     (param $stride i32) (param $inline i32) (param $regs i32) (param $bits i32)
     (param $skipMode i32) (param $flags i32) (param $moves i32) (param $moveCount i32)
+    (param $queue i32) (param $queueInts i32) (param $out i32)
     (result i32)
     (local $at i32) (local $t i32) (local $target i32) (local $matchEnd i32) (local $id i32)
     (local $reg i32) (local $rule i32) (local $matchStart i32) (local $restart i32)
@@ -283,7 +275,7 @@
           (br_if $exit (i32.eq (local.get $matchStart) (local.get $matchEnd)))
           (br_if $exit
             (i32.ne (i32.load8_u (i32.add (local.get $inline) (local.get $rule))) (i32.const 1)))
-          (br_if $exit (i32.eq (local.get $queued) (global.get $QUEUE_INTS)))
+          (br_if $exit (i32.eq (local.get $queued) (local.get $queueInts)))
           (local.set $restart
             (i32.load (i32.add (local.get $idles)
               (i32.shl
@@ -292,13 +284,13 @@
                     (i32.const 1)))))
                 (i32.const 2)))))
           (br_if $exit (i32.lt_s (local.get $restart) (i32.const 0)))
-          (i32.store (i32.add (global.get $QUEUE) (i32.shl (local.get $queued) (i32.const 2)))
+          (i32.store (i32.add (local.get $queue) (i32.shl (local.get $queued) (i32.const 2)))
             (local.get $rule))
           (i32.store offset=4
-            (i32.add (global.get $QUEUE) (i32.shl (local.get $queued) (i32.const 2)))
+            (i32.add (local.get $queue) (i32.shl (local.get $queued) (i32.const 2)))
             (local.get $matchStart))
           (i32.store offset=8
-            (i32.add (global.get $QUEUE) (i32.shl (local.get $queued) (i32.const 2)))
+            (i32.add (local.get $queue) (i32.shl (local.get $queued) (i32.const 2)))
             (local.get $matchEnd))
           (local.set $queued (i32.add (local.get $queued) (i32.const 3)))
           (local.set $matchTarget (i32.const -1))
@@ -314,10 +306,12 @@
         (local.set $s (i32.shr_s (local.get $t) (i32.const 3)))
         (local.set $i (i32.add (local.get $i) (i32.const 1)))
         (br $next)))
-    (i32.store (global.get $OUT_STATE) (local.get $s))
-    (i32.store (global.get $OUT_MATCH_TARGET) (local.get $matchTarget))
-    (i32.store (global.get $OUT_MATCH_AT) (local.get $matchAt))
-    (i32.store (global.get $OUT_QUEUED) (local.get $queued))
-    (i32.store (global.get $OUT_LAST_RESTART) (local.get $lastRestart))
+    ;; Results besides the returned index, five ints at out (scan-kernel.ts reads them in this
+    ;; order): state, matchTarget, matchAt, queued, lastRestart.
+    (i32.store (local.get $out) (local.get $s))
+    (i32.store offset=4 (local.get $out) (local.get $matchTarget))
+    (i32.store offset=8 (local.get $out) (local.get $matchAt))
+    (i32.store offset=12 (local.get $out) (local.get $queued))
+    (i32.store offset=16 (local.get $out) (local.get $lastRestart))
     (local.get $i))
 )
