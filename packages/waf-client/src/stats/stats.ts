@@ -52,6 +52,14 @@ export interface Stats {
     lastError: string | null;
     /** Duration of the synchronous part of the last swap (building the evaluator), ms. */
     lastSwapMs: number;
+    /**
+     * When the work that brought the snapshot in use began (the poll that found it, or the
+     * start-up read of the data directory), epoch ms; null before the first swap. With
+     * `lastSwapAt` it bounds the swap in time, e.g. to find the event-loop stalls it overlapped.
+     */
+    lastSwapStartedAt: number | null;
+    /** When the snapshot in use was swapped in, epoch ms; null before the first swap. */
+    lastSwapAt: number | null;
   };
   rateLimits: {
     /** Keys held by the per-process limiter now, and keys evicted to stay within capacity. */
@@ -92,6 +100,8 @@ export function newStats(): Stats {
       lastSuccessAt: null,
       lastError: null,
       lastSwapMs: 0,
+      lastSwapStartedAt: null,
+      lastSwapAt: null,
     },
     rateLimits: { keys: 0, evictions: 0 },
     snapshotVersion: null,

@@ -103,9 +103,15 @@ describe('snapshot sync', () => {
     const app = await startApp(c.rampart);
     cleanup.push(() => app.close());
     expect((await call(app.port, '/v2-only')).status).toBe(200);
+    const firstSwap = c.rampart.stats().sync;
     hub.snapshot = V2;
     await eventually('version 2', () => c.rampart.stats().snapshotVersion === 2);
     expect((await call(app.port, '/v2-only')).status).toBe(403);
+    // The swap is bounded in time: from the poll that found version 2 to its use.
+    const { lastSwapStartedAt, lastSwapAt } = c.rampart.stats().sync;
+    expect(lastSwapStartedAt).toBeGreaterThan(firstSwap.lastSwapAt as number);
+    expect(lastSwapAt).toBeGreaterThanOrEqual(lastSwapStartedAt as number);
+    expect(lastSwapAt).toBeLessThanOrEqual(Date.now());
     expect(files(c.dataDir)).toEqual([`${V1.sha256}.sqlite`, `${V2.sha256}.sqlite`].sort());
     expect(c.logger.lines.join('\n')).toContain('snapshot version 2 in use (was 1)');
   });

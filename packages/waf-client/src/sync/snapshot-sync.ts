@@ -128,7 +128,8 @@ export class SnapshotSync {
   }
 
   private async pollOnce(): Promise<void> {
-    this.lastPollAt = Date.now();
+    const startedAt = Date.now();
+    this.lastPollAt = startedAt;
     const current = this.active.current;
     try {
       const result = await this.poller.poll({
@@ -163,12 +164,13 @@ export class SnapshotSync {
             result.sha256,
             result.version,
             'reused',
+            startedAt,
           );
           break;
         case 'downloaded':
           this.stats.sync.downloads++;
           this.stats.sync.bytesDownloaded += result.bytes;
-          await this.installDownload(result.tempPath, result.sha256, result.version);
+          await this.installDownload(result.tempPath, result.sha256, result.version, startedAt);
           break;
       }
       this.stats.sync.successes++;
@@ -194,8 +196,16 @@ export class SnapshotSync {
     }
   }
 
-  /** Verifies a downloaded temporary file, moves it into place and swaps it in. */
-  private async installDownload(tempPath: string, sha256: string, version: number): Promise<void> {
+  /**
+   * Verifies a downloaded temporary file, moves it into place and swaps it in. `startedAt`: when
+   * the poll that downloaded it began (epoch ms).
+   */
+  private async installDownload(
+    tempPath: string,
+    sha256: string,
+    version: number,
+    startedAt: number,
+  ): Promise<void> {
     let snapshot: Snapshot;
     try {
       snapshot = await this.open(tempPath, version);
@@ -210,7 +220,7 @@ export class SnapshotSync {
       await unlink(tempPath).catch(() => undefined);
       throw error;
     }
-    await this.swap(snapshot, sha256);
+    await this.swap(snapshot, sha256, startedAt);
   }
 
   /**
@@ -222,6 +232,7 @@ export class SnapshotSync {
     sha256: string,
     version: number | null,
     how: 'reused' | 'disk',
+    startedAt: number,
   ): Promise<void> {
     const actual = await this.store.hashFile(path);
     if (actual !== sha256) {
@@ -230,7 +241,7 @@ export class SnapshotSync {
     }
     const snapshot = await this.open(path, version);
     if (how === 'reused') this.stats.sync.reused++;
-    await this.swap(snapshot, sha256);
+    await this.swap(snapshot, sha256, startedAt);
   }
 
   private async open(path: string, expectedVersion: number | null): Promise<Snapshot> {
@@ -269,7 +280,7 @@ export class SnapshotSync {
     return snapshot;
   }
 
-  private async swap(snapshot: Snapshot, sha256: string): Promise<void> {
+  private async swap(snapshot: Snapshot, sha256: string, startedAt: number): Promise<void> {
     if (this.stopped) {
       snapshot.close();
       return;
@@ -278,6 +289,8 @@ export class SnapshotSync {
     const installed = this.active.install(snapshot, sha256);
     this.stats.snapshotVersion = installed.version;
     this.stats.sync.lastSwapMs = this.active.lastSwapMs;
+    this.stats.sync.lastSwapStartedAt = startedAt;
+    this.stats.sync.lastSwapAt = Date.now();
     this.logger.info(
       previous
         ? `snapshot version ${installed.version} in use (was ${previous.version}); ${snapshot.rules.length} rules`
@@ -297,6 +310,7 @@ export class SnapshotSync {
   }
 
   private async loadFromDisk(): Promise<void> {
+    const startedAt = Date.now();
     const pointer = await this.store.readPointer();
     if (!pointer) return;
     if (pointer.site !== this.site) {
@@ -308,7 +322,7 @@ export class SnapshotSync {
     }
     const path = this.store.pathOf(pointer.sha256);
     try {
-      await this.adopt(path, pointer.sha256, null, 'disk');
+      await this.adopt(path, pointer.sha256, null, 'disk', startedAt);
       this.stats.sync.loadedFromDisk = true;
     } catch (error) {
       this.logger.warn(
