@@ -48,6 +48,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  longestStallWithin,
+  type Stall,
+  type StallRecording,
+} from '../diagnostics/stall-recorder.js';
 import { installSnapshot } from '../waf/snapshot-dir.js';
 import { type AppProcess, startAppProcess } from './app-process.js';
 import { changeOf, prepareBenchData } from './bench-data.js';
@@ -96,8 +101,8 @@ function progress(message: string): void {
   );
 }
 
-async function getJson<T>(url: string): Promise<T> {
-  const response = await fetch(url, { signal: AbortSignal.timeout(10_000) });
+async function getJson<T>(url: string, method: 'GET' | 'POST' = 'GET'): Promise<T> {
+  const response = await fetch(url, { method, signal: AbortSignal.timeout(10_000) });
   if (!response.ok) throw new Error(`GET ${url}: HTTP ${response.status}`);
   return (await response.json()) as T;
 }
@@ -108,8 +113,18 @@ interface LoopDelay {
 
 interface WafStats {
   readonly snapshotVersion: number | null;
-  readonly sync: { readonly lastSwapMs: number };
+  readonly sync: {
+    readonly lastSwapMs: number;
+    readonly lastSwapStartedAt: number | null;
+    readonly lastSwapAt: number | null;
+  };
 }
+
+/**
+ * How long after a swap its stalls still count: the replaced snapshot is closed and its tables
+ * become garbage, and a data change's new tables can prompt a full collection, shortly after.
+ */
+const SWAP_SETTLE_MS = 1000;
 
 async function waitForVersion(app: AppProcess, version: number, timeoutMs: number): Promise<void> {
   const deadline = performance.now() + timeoutMs;
@@ -245,23 +260,42 @@ async function measureSwitch(app: AppProcess, script: string): Promise<SwitchWin
   return windows;
 }
 
+interface LoadWindow {
+  readonly maxStallMs: number;
+  readonly errors: number;
+  /** When the load began, epoch ms. */
+  readonly startedAt: number;
+  /** The app's event-loop stalls during the window, with their end times. */
+  readonly stalls: readonly Stall[];
+}
+
 /** One saturated window on the enforcing app; `during` runs while wrk does. */
 async function loadWindow(
   app: AppProcess,
   script: string,
   during: () => Promise<void>,
-): Promise<{ maxStallMs: number; errors: number }> {
+): Promise<LoadWindow> {
   await getJson<LoopDelay>(`${app.url}/__bench/loop-delay?reset=1`);
+  await getJson<StallRecording>(`${app.url}/__bench/stalls/start`, 'POST');
+  const startedAt = Date.now();
   const load = loadRoute(app, script, config.swapWindowS);
   await during();
   const result = await load;
   const delay = await getJson<LoopDelay>(`${app.url}/__bench/loop-delay?reset=1`);
-  return { maxStallMs: delay.maxMs, errors: result.errors };
+  const recording = await getJson<StallRecording>(`${app.url}/__bench/stalls/stop`, 'POST');
+  if (recording.truncated) throw new Error('the app recorded more stalls than it keeps');
+  return { maxStallMs: delay.maxMs, errors: result.errors, startedAt, stalls: recording.stalls };
 }
 
 /**
  * Per version after the first: a window of load without a swap (baseline), then a window in
  * which the hub publishes the version, 2 s in; the client polls every second.
+ *
+ * Besides each window's longest stall, the longest stall during the swap itself: from the start
+ * of the poll that fetched the version to {@link SWAP_SETTLE_MS} after the client used it (the
+ * times the client reports), and in the baseline window before it, the longest stall over the
+ * same stretch of the window. A whole window also holds seconds of load before and after the
+ * swap, whose collections and host pauses say nothing about the swap.
  */
 async function measureSwaps(
   app: AppProcess,
@@ -274,15 +308,6 @@ async function measureSwaps(
     const version = index + 1;
     progress(`swap ${index}: baseline window, ${config.swapWindowS} s of load`);
     const baseline = await loadWindow(app, script, async () => {});
-    windows.push({
-      version: null,
-      change: null,
-      maxStallMs: baseline.maxStallMs,
-      swapSeconds: null,
-      evaluatorBuildMs: null,
-      versionAfter: null,
-      errors: baseline.errors,
-    });
     progress(`swap ${index}: window with version ${version} published 2 s in`);
     let swapSeconds: number | null = null;
     const swap = await loadWindow(app, script, async () => {
@@ -300,15 +325,39 @@ async function measureSwaps(
       }
     });
     const stats = await getJson<WafStats>(`${app.url}/__bench/waf`);
-    windows.push({
-      version,
-      change: changeOf(version),
-      maxStallMs: swap.maxStallMs,
-      swapSeconds,
-      evaluatorBuildMs: stats.snapshotVersion === version ? stats.sync.lastSwapMs : null,
-      versionAfter: stats.snapshotVersion,
-      errors: swap.errors,
-    });
+    const swapped = stats.snapshotVersion === version;
+    const { lastSwapStartedAt: from, lastSwapAt: at } = stats.sync;
+    // The swap's stretch, as offsets into its window; the same offsets in the baseline window.
+    const stretch =
+      swapped && from !== null && at !== null
+        ? { from: from - swap.startedAt, to: at + SWAP_SETTLE_MS - swap.startedAt }
+        : null;
+    const during = (w: LoadWindow) =>
+      stretch === null
+        ? null
+        : longestStallWithin(w.stalls, w.startedAt + stretch.from, w.startedAt + stretch.to);
+    windows.push(
+      {
+        version: null,
+        change: null,
+        maxStallMs: baseline.maxStallMs,
+        duringStallMs: during(baseline),
+        swapSeconds: null,
+        evaluatorBuildMs: null,
+        versionAfter: null,
+        errors: baseline.errors,
+      },
+      {
+        version,
+        change: changeOf(version),
+        maxStallMs: swap.maxStallMs,
+        duringStallMs: during(swap),
+        swapSeconds,
+        evaluatorBuildMs: swapped ? stats.sync.lastSwapMs : null,
+        versionAfter: stats.snapshotVersion,
+        errors: swap.errors,
+      },
+    );
   }
   return windows;
 }

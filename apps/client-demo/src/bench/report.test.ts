@@ -36,10 +36,15 @@ const runs: ModeRun[] = rawRuns.map((r) => ({
   cpuUsPerRequest: r.round === 3 && r.mode === 'off' ? null : CPU[r.mode],
 }));
 
-const window = (version: number | null, maxStallMs: number): SwapWindow => ({
+const window = (
+  version: number | null,
+  maxStallMs: number,
+  duringStallMs: number | null = maxStallMs / 2,
+): SwapWindow => ({
   version,
   change: version === null ? null : version === 5 ? 'data' : 'rules',
   maxStallMs,
+  duringStallMs,
   swapSeconds: version === null ? null : 1.2,
   evaluatorBuildMs: version === null ? null : 1.5,
   versionAfter: version,
@@ -148,7 +153,34 @@ describe('the bench:middleware report', () => {
       swap_data_max_stall_ms: 25,
       swap_worst_stall_ms: 30,
       baseline_max_stall_ms: 4,
+      // during the swaps (or the same stretch of the baselines): half of each window's here
+      during_swap_stall_ms: 6.25,
+      during_swap_data_stall_ms: 12.5,
+      during_swap_worst_stall_ms: 15,
+      during_baseline_stall_ms: 2,
     });
+  });
+
+  it('judges the stall target on the stalls during the swaps, not on whole windows', () => {
+    // Whole windows over the target (a collection seconds away from the swap), the swaps under.
+    const noisy = {
+      ...input,
+      swaps: [window(null, 28, 3), window(2, 27, 4), window(3, 44, 19), window(5, 37, 6)],
+    };
+    const report = formatReport(noisy);
+    expect(report).toContain('rule change (range tables kept): 11.5 ms, median of 2 swaps: meets');
+    expect(report).toContain('data change (a range table loaded anew): 6.0 ms: meets');
+    expect(report).toContain('whole windows: rule change 35.5 ms (median), data change 37.0 ms');
+    const swaps = noisy.swaps.map((w) => (w.version === 2 ? window(2, 27, 21) : w));
+    const over = formatReport({ ...noisy, swaps });
+    expect(over).toContain('rule change (range tables kept): 20.0 ms, median of 2 swaps: MISSES');
+  });
+
+  it('leaves a swap that did not complete out of the stall figures, and fails the verdict', () => {
+    const swaps = [window(null, 4), window(2, 12, null), window(3, 8, 3), window(5, 9, 2)];
+    const s = summarize({ ...input, swaps });
+    expect(s.during_swap_stall_ms).toBe(3);
+    expect(s.during_baseline_stall_ms).toBe(2);
   });
 
   it('ends with one JSON line holding the headline figures', () => {
@@ -164,8 +196,11 @@ describe('the bench:middleware report', () => {
   });
 
   it('warns when a swap did not happen', () => {
-    const swaps = [...input.swaps.slice(0, 5), { ...window(4, 3), versionAfter: 3 }];
-    expect(formatReport({ ...input, swaps })).toContain('rule change (range tables kept): 9.0 ms');
+    const swaps = [...input.swaps.slice(0, 5), { ...window(4, 3, null), versionAfter: 3 }];
+    // Rule changes 2 and 3 only (6.25 and 4.5 during the swap); the verdict fails all the same.
+    expect(formatReport({ ...input, swaps })).toContain(
+      'rule change (range tables kept): 5.4 ms, median of 2 swaps: MISSES',
+    );
     expect(formatReport({ ...input, swaps })).toContain('WARNING: 1 swap(s) did not complete');
   });
 

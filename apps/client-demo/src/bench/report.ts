@@ -49,6 +49,12 @@ export interface SwapWindow {
   readonly change: 'rules' | 'data' | null;
   /** Longest event-loop stall in the window, ms. */
   readonly maxStallMs: number;
+  /**
+   * Longest stall during the swap (from the poll that fetched the version to 1 s after its use);
+   * for a baseline window, over the same stretch of the window. Null when the swap did not
+   * complete.
+   */
+  readonly duringStallMs: number | null;
   /** Publication to the client using the version (poll, download, verify, open, swap), s. */
   readonly swapSeconds: number | null;
   /** The synchronous part of the swap (building the evaluator), as the client reports it. */
@@ -180,6 +186,11 @@ function ofChange(windows: readonly SwapWindow[], change: 'rules' | 'data'): Swa
   return windows.filter((w) => w.change === change);
 }
 
+/** The windows' stalls during the swap (or its stretch), leaving out swaps that did not happen. */
+function during(windows: readonly SwapWindow[]): number[] {
+  return windows.flatMap((w) => (w.duringStallMs === null ? [] : [w.duringStallMs]));
+}
+
 export function summarize(input: BenchInput) {
   const all = rounds(input.runs);
   const swaps = input.swaps.filter((w) => w.version !== null);
@@ -226,6 +237,11 @@ export function summarize(input: BenchInput) {
     swap_data_max_stall_ms: round3(median(ofChange(swaps, 'data').map((w) => w.maxStallMs))),
     swap_worst_stall_ms: round3(Math.max(...swaps.map((w) => w.maxStallMs))),
     baseline_max_stall_ms: round3(median(baselines.map((w) => w.maxStallMs))),
+    // The verdicts': the stalls during the swaps themselves (see SwapWindow.duringStallMs).
+    during_swap_stall_ms: round3(median(during(ofChange(swaps, 'rules')))),
+    during_swap_data_stall_ms: round3(median(during(ofChange(swaps, 'data')))),
+    during_swap_worst_stall_ms: round3(Math.max(...during(swaps))),
+    during_baseline_stall_ms: round3(median(during(baselines))),
     swap_seconds: round3(median(swaps.map((w) => w.swapSeconds ?? Number.NaN))),
     evaluator_build_ms: round3(median(swaps.map((w) => w.evaluatorBuildMs ?? Number.NaN))),
     errors,
@@ -321,12 +337,13 @@ export function formatReport(input: BenchInput): string {
   lines.push('');
   lines.push(
     ...table(
-      ['window', 'version', 'max stall ms', 'swap s', 'evaluator ms', 'errors'],
-      [12, 8, 13, 8, 13, 7],
+      ['window', 'version', 'max stall ms', 'during swap ms', 'swap s', 'evaluator ms', 'errors'],
+      [12, 8, 13, 15, 8, 13, 7],
       input.swaps.map((w) => [
         w.change === null ? 'baseline' : `${w.change} swap`,
         w.version === null ? '-' : `${w.versionAfter ?? '?'}/${w.version}`,
         w.maxStallMs.toFixed(1),
+        w.duringStallMs === null ? '-' : w.duringStallMs.toFixed(1),
         w.swapSeconds === null ? '-' : w.swapSeconds.toFixed(2),
         w.evaluatorBuildMs === null ? '-' : w.evaluatorBuildMs.toFixed(1),
         String(w.errors),
@@ -334,17 +351,20 @@ export function formatReport(input: BenchInput): string {
     ),
   );
   const completed = s.swaps_completed === s.swaps;
-  const rules = ofChange(input.swaps, 'rules').length;
+  const rules = during(ofChange(input.swaps, 'rules')).length;
   lines.push(
-    `snapshot swap under saturated load, longest event-loop stall (target < ${TARGETS.swapStallMs} ms); same load without a swap: ${s.baseline_max_stall_ms.toFixed(1)} ms`,
+    `snapshot swap under saturated load, longest event-loop stall during the swap (from the poll that fetched it to 1 s after its use; target < ${TARGETS.swapStallMs} ms); the same stretch without a swap: ${s.during_baseline_stall_ms.toFixed(1)} ms`,
   );
   lines.push(
-    `  rule change (range tables kept): ${s.swap_max_stall_ms.toFixed(1)} ms, median of ${rules} swaps: ${verdict(s.swap_max_stall_ms < TARGETS.swapStallMs && completed)}`,
+    `  rule change (range tables kept): ${s.during_swap_stall_ms.toFixed(1)} ms, median of ${rules} swaps: ${verdict(s.during_swap_stall_ms < TARGETS.swapStallMs && completed)}`,
   );
   lines.push(
-    `  data change (a range table loaded anew): ${s.swap_data_max_stall_ms.toFixed(1)} ms: ${verdict(s.swap_data_max_stall_ms < TARGETS.swapStallMs && completed)}`,
+    `  data change (a range table loaded anew): ${s.during_swap_data_stall_ms.toFixed(1)} ms: ${verdict(s.during_swap_data_stall_ms < TARGETS.swapStallMs && completed)}`,
   );
-  lines.push(`  worst of all ${s.swaps} swaps: ${s.swap_worst_stall_ms.toFixed(1)} ms`);
+  lines.push(`  worst of all ${s.swaps} swaps: ${s.during_swap_worst_stall_ms.toFixed(1)} ms`);
+  lines.push(
+    `  whole windows: rule change ${s.swap_max_stall_ms.toFixed(1)} ms (median), data change ${s.swap_data_max_stall_ms.toFixed(1)} ms, worst ${s.swap_worst_stall_ms.toFixed(1)} ms; without a swap ${s.baseline_max_stall_ms.toFixed(1)} ms (median)`,
+  );
   if (s.swaps_completed < s.swaps)
     lines.push(
       `  WARNING: ${s.swaps - s.swaps_completed} swap(s) did not complete within the window`,

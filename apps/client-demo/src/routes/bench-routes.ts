@@ -4,6 +4,8 @@
  *
  * - `GET /__bench/loop-delay`: the event-loop delay histogram since the last reset, in ms
  *   (`max` is the longest stall); `?reset=1` starts a new window.
+ * - `POST /__bench/stalls/start`, then `POST /__bench/stalls/stop`: the event-loop stalls in
+ *   between, each with its end time (see `StallRecorder`), to match them to a snapshot swap.
  * - `GET /__bench/waf`: the WAF client's `stats()` (snapshot version, counters).
  * - `POST /__bench/waf-switch?to=waf|deferred` (with DEMO_BENCH_WAF_SWITCH=true): requests from
  *   now on go through the WAF, or are only held to the end of their turn (see `WafSwitch`).
@@ -12,6 +14,7 @@
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import express, { type Router } from 'express';
+import { StallRecorder } from '../diagnostics/stall-recorder.js';
 import type { WafSwitch } from '../middleware/turn-deferral.js';
 import type { Waf } from '../waf/waf.js';
 
@@ -29,6 +32,14 @@ export function benchRoutes(waf: Waf | null, wafSwitch: WafSwitch | null = null)
     };
     if (req.query.reset === '1') histogram.reset();
     res.json(body);
+  });
+  const stalls = new StallRecorder();
+  router.post('/__bench/stalls/start', (_req, res) => {
+    stalls.start();
+    res.json({ started: true });
+  });
+  router.post('/__bench/stalls/stop', (_req, res) => {
+    res.json(stalls.stop());
   });
   router.get('/__bench/waf', (_req, res) => {
     res.json(waf ? waf.stats() : null);

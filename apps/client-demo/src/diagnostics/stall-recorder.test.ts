@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { longestStallWithin, type Stall, StallRecorder } from './stall-recorder.js';
+
+function blockFor(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until) {
+    // busy: nothing else may run
+  }
+}
+
+const tick = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+describe('StallRecorder', () => {
+  it('records a blocked event loop with the time it ran again', async () => {
+    const recorder = new StallRecorder(5);
+    recorder.start();
+    await tick();
+    const before = Date.now();
+    blockFor(40);
+    const after = Date.now();
+    await tick();
+    const { stalls, truncated } = recorder.stop();
+    expect(truncated).toBe(false);
+    const long = stalls.filter((s) => s.ms >= 40);
+    expect(long).toHaveLength(1);
+    const [stall] = long as [Stall];
+    // The stall covers the busy stretch (clocks: performance.timeOrigin against Date.now()).
+    expect(stall.endedAt - stall.ms).toBeLessThanOrEqual(before + 2);
+    expect(stall.endedAt).toBeGreaterThanOrEqual(after - 2);
+  });
+
+  it('starts afresh on start() and stops recording on stop()', async () => {
+    const recorder = new StallRecorder(5);
+    recorder.start();
+    await tick();
+    blockFor(20);
+    await tick();
+    recorder.start();
+    await tick();
+    expect(recorder.stop().stalls.filter((s) => s.ms >= 20)).toEqual([]);
+    blockFor(20);
+    await tick();
+    expect(recorder.stop()).toEqual({ stalls: [], truncated: false });
+  });
+
+  it('keeps at most its capacity and says so', async () => {
+    const recorder = new StallRecorder(2, 2);
+    recorder.start();
+    for (let i = 0; i < 4; i++) {
+      await tick();
+      blockFor(10);
+    }
+    const { stalls, truncated } = recorder.stop();
+    expect(stalls).toHaveLength(2);
+    expect(truncated).toBe(true);
+  });
+});
+
+describe('longestStallWithin', () => {
+  const stalls: Stall[] = [
+    { endedAt: 1000, ms: 30 }, // [970, 1000]
+    { endedAt: 2000, ms: 5 }, // [1995, 2000]
+    { endedAt: 3000, ms: 50 }, // [2950, 3000]
+  ];
+
+  it('takes stalls that overlap the interval, even in part', () => {
+    expect(longestStallWithin(stalls, 990, 2500)).toBe(30); // the first ends inside
+    expect(longestStallWithin(stalls, 1500, 2960)).toBe(50); // the last starts inside
+    expect(longestStallWithin(stalls, 1996, 1997)).toBe(5); // the interval inside a stall
+  });
+
+  it('is 0 when no stall overlaps, or there are none', () => {
+    expect(longestStallWithin(stalls, 1001, 1994)).toBe(0);
+    expect(longestStallWithin([], 0, 10_000)).toBe(0);
+  });
+});
