@@ -28,9 +28,11 @@
  *    machine's state weighs on both alike.
  * 5. Swaps, on that process with the WAF back: under the same saturating load, alternately a
  *    window without a swap (baseline) and one in which the hub publishes the next version: three
- *    rule changes (2, 3, 4) and a data change (5); the app's event-loop delay histogram
- *    (`/__bench/loop-delay`, enabled by DEMO_BENCH_ENDPOINTS) gives the longest stall of each
- *    window.
+ *    rule changes (2, 3, 4) and a data change (5). The app (DEMO_BENCH_ENDPOINTS) records its
+ *    event-loop stalls with their times (`/__bench/stalls`); the verdict takes the longest one
+ *    during the swap, from the poll that fetched the version to 1 s after the client used it
+ *    (the client's `lastSwapStartedAt`/`lastSwapAt`), against the same stretch of the baseline
+ *    window. The longest stall of each whole window (`/__bench/loop-delay`) is printed too.
  * 6. Print the tables and, last, one JSON line.
  *
  * Knobs (development only; published figures use the defaults): BENCH_DURATION=5 (s per
