@@ -1,10 +1,13 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RateLimitRule, Rule } from '../rules/model.js';
 import type { Snapshot } from '../snapshot/reader.js';
 import { openFixture, temporaryDirectory } from '../test-support/snapshot-fixture.js';
+import type { Decision, RateLimitInfo, RuleMatch } from './decision.js';
 import { Evaluator, MAX_RATE_LIMIT_KEY } from './evaluator.js';
-import { type RateLimiter, SlidingWindowLimiter } from './rate-limiter.js';
-import type { RequestInfo } from './request.js';
+import { compileConditions, meetsAll } from './pattern-matcher.js';
+import { type RateLimiter, type RateLimitSeries, SlidingWindowLimiter } from './rate-limiter.js';
+import { type RequestInfo, RequestView } from './request.js';
 
 const tmp = temporaryDirectory();
 afterAll(() => tmp.remove());
@@ -541,5 +544,137 @@ describe('rate limits', () => {
     expect(d).toMatchObject({ action: 'rate_limit', mode: 'monitor', ruleId: 'all' });
     expect(d.rateLimit?.remaining).toBe(0);
     snapshot.close();
+  });
+});
+
+/**
+ * The precedence of the module comment read directly: every pattern and rate-limit rule tested
+ * in rule-set order with `meetsAll`, no index, no memo, no skipped stage. Counting uses a limiter
+ * of its own, so the evaluator and this reading agree only if they count the same rules.
+ */
+function referenceDecision(
+  rules: readonly Rule[],
+  series: (rule: RateLimitRule) => RateLimitSeries,
+  info: RequestInfo,
+  now: number,
+  snapshotVersion: number,
+): Decision {
+  const view = new RequestView(info);
+  const decision = (
+    action: Decision['action'],
+    mode: Decision['mode'],
+    match: RuleMatch | null,
+    monitored: RuleMatch | null,
+    rateLimit: RateLimitInfo | null,
+  ): Decision => ({
+    action,
+    mode,
+    ruleId: match?.ruleId ?? null,
+    category: match?.category ?? null,
+    snapshotVersion,
+    monitored: mode === 'monitor' ? null : monitored,
+    rateLimit,
+  });
+  let monitored: RuleMatch | null = null;
+  for (const action of ['allow', 'block'] as const) {
+    for (const rule of rules) {
+      if (rule.type !== 'pattern' || rule.action !== action) continue;
+      if (!meetsAll(compileConditions(rule.when), view)) continue;
+      const match: RuleMatch = { action, ruleId: rule.id, category: 'pattern' };
+      if (rule.mode === 'enforce') return decision(action, 'enforce', match, monitored, null);
+      monitored ??= match;
+    }
+  }
+  let counted: RateLimitInfo | null = null;
+  let monitoredLimit: RateLimitInfo | null = null;
+  for (const rule of rules) {
+    if (rule.type !== 'rate_limit') continue;
+    if (rule.methods?.length && !rule.methods.includes(info.method)) continue;
+    if (!meetsAll(compileConditions(rule.when), view)) continue;
+    const state = series(rule).hit(info.ip, rule.limit, now);
+    const limit: RateLimitInfo = {
+      ruleId: rule.id,
+      limit: rule.limit,
+      remaining: state.remaining,
+      windowSeconds: rule.windowSeconds,
+      resetSeconds: Math.max(1, Math.ceil(state.resetMs / 1000)),
+    };
+    if (!state.limited) {
+      counted ??= limit;
+      continue;
+    }
+    const match: RuleMatch = { action: 'rate_limit', ruleId: rule.id, category: 'rate_limit' };
+    if (rule.mode === 'enforce') return decision('rate_limit', 'enforce', match, monitored, limit);
+    monitored ??= match;
+    monitoredLimit ??= limit;
+  }
+  if (monitored)
+    return decision(monitored.action, 'monitor', monitored, null, monitoredLimit ?? counted);
+  return decision('pass', 'enforce', null, null, counted);
+}
+
+describe('pattern rules and rate limits together', () => {
+  const condition = fc.constantFrom(
+    { field: 'path', match: 'prefix', value: '/a' },
+    { field: 'path', match: 'exact', value: '/a/b' },
+    { field: 'path', match: 'contains', value: 'x' },
+    { field: 'method', match: 'exact', value: 'POST' },
+    { field: 'user_agent', match: 'contains', value: 'bot' },
+    { field: 'header', name: 'x-k', match: 'exact', value: 'v' },
+    { field: 'query', name: 'q', match: 'prefix', value: '1' },
+  );
+  const mode = fc.constantFrom('enforce', 'monitor');
+  const pattern = fc.record({
+    type: fc.constant('pattern'),
+    action: fc.constantFrom('allow', 'block'),
+    mode,
+    when: fc.array(condition, { minLength: 1, maxLength: 2 }),
+  });
+  const rateLimit = fc.record({
+    type: fc.constant('rate_limit'),
+    mode,
+    when: fc.array(condition, { maxLength: 2 }),
+    methods: fc.option(fc.constantFrom(['POST'], ['GET', 'POST']), { nil: undefined }),
+    key: fc.constant({ kind: 'ip' }),
+    windowSeconds: fc.constant(60),
+    limit: fc.integer({ min: 1, max: 3 }),
+  });
+  const requestInfo = fc.record({
+    ip: fc.constantFrom('192.0.2.1', '192.0.2.2'),
+    method: fc.constantFrom('GET', 'POST'),
+    path: fc.constantFrom('/', '/a', '/a/b', '/ax', '/b/x'),
+    query: fc.constantFrom('', 'q=1', 'q=2'),
+    userAgent: fc.constantFrom('Mozilla/5.0', 'a Bot'),
+    headers: fc.constantFrom({}, { 'x-k': 'v' }),
+  });
+
+  it('decide and count as the precedence reads, request after request', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.oneof(pattern, rateLimit), { minLength: 1, maxLength: 6 }),
+        fc.array(requestInfo, { minLength: 1, maxLength: 12 }),
+        fc.constantFrom(0, 1024),
+        async (drawn, requests, fieldMemo) => {
+          const rules = drawn.map((rule, i) => ({ id: `r${i}`, ...rule }));
+          const snapshot = await openFixture(tmp.dir, { rules });
+          try {
+            const evaluator = new Evaluator(snapshot, { fieldMemo });
+            const limiter = new SlidingWindowLimiter();
+            const series = (rule: RateLimitRule) =>
+              limiter.series(rule.id, rule.windowSeconds * 1000);
+            const now = Date.parse('2026-01-01T00:00:30Z');
+            for (const info of requests) {
+              const full = { ...info, host: 'shop.example' };
+              expect(evaluator.evaluate(full, now)).toEqual(
+                referenceDecision(snapshot.rules, series, full, now, snapshot.version),
+              );
+            }
+          } finally {
+            snapshot.close();
+          }
+        },
+      ),
+      { numRuns: 150 },
+    );
   });
 });

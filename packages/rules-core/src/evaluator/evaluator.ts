@@ -23,8 +23,10 @@
  *
  * One binary search per range category (typed arrays, no SQL, no allocation), rule lists per
  * label set computed on first use and cached, a bounded memo of recent addresses' range results,
- * patterns compiled once per snapshot and indexed by field (see `pattern-index.ts`). A request
- * that meets no range rule and no pattern guard, most of them, skips the allow and block stages.
+ * conditions compiled once per snapshot and indexed by field (see `pattern-index.ts`): those of
+ * the pattern rules and of the rate limits in one index, so a request reads and looks up each
+ * field once for all of them, and the rate-limit stage only counts. A request that meets no
+ * range rule and no pattern rule, most of them, skips the allow and block stages.
  */
 import { createHash } from 'node:crypto';
 import { parseIpInto } from '../ip/address.js';
@@ -41,7 +43,7 @@ import { packCountry, RANGE_CATEGORIES, type RangeCategory } from '../snapshot/s
 import { BoundedMemo } from './bounded-memo.js';
 import type { Decision, DecisionCategory, RateLimitInfo, RuleMatch } from './decision.js';
 import { DEFAULT_FIELD_MEMO, PatternIndex } from './pattern-index.js';
-import { type Condition, compileConditions, meetsAll } from './pattern-matcher.js';
+import { type Condition, compileConditions } from './pattern-matcher.js';
 import { type RateLimiter, type RateLimitSeries, SlidingWindowLimiter } from './rate-limiter.js';
 import { type RequestInfo, RequestView } from './request.js';
 
@@ -89,7 +91,8 @@ interface CompiledRateLimit extends CompiledRule {
    * shares one limiter between the evaluators it swaps), and changing the window starts afresh.
    */
   readonly series: RateLimitSeries;
-  readonly conditions: readonly Condition[];
+  /** The rule's position in the condition index, -1 for a rule without conditions (every request). */
+  readonly indexed: number;
   /**
    * Methods that count (upper case), null for all. A list, not a set: a rule names a handful,
    * and comparing a few short strings in place costs less than a hash lookup whose code and
@@ -133,11 +136,12 @@ export class Evaluator {
   private readonly rules: readonly CompiledRule[];
   private readonly categories: readonly CategoryIndex[];
   /**
-   * Every pattern rule, allow and block, in rule-set order, and one index over them: a request's
-   * fields are read, and their memos consulted, once for both stages (they are the same fields).
+   * Every pattern rule, allow and block, in rule-set order, and one index over their conditions
+   * and those of the rate limits (after them, so a request's pattern matches come first in its
+   * result): a request's fields are read, and their memos consulted, once for all three stages.
    */
   private readonly patterns: readonly CompiledPatternRule[];
-  private readonly patternIndex: PatternIndex;
+  private readonly conditionIndex: PatternIndex;
   private readonly rateLimits: readonly CompiledRateLimit[];
   private readonly limiter: RateLimiter;
   private readonly address = new Uint32Array(4);
@@ -177,22 +181,24 @@ export class Evaluator {
         ? [{ ...c, action: c.rule.action, conditions: compileConditions(c.rule.when) }]
         : [],
     );
-    this.patternIndex = new PatternIndex(this.patterns, {
+    const indexed: { readonly conditions: readonly Condition[] }[] = [...this.patterns];
+    this.rateLimits = this.rules.flatMap((c) => {
+      if (c.rule.type !== 'rate_limit') return [];
+      const conditions = compileConditions(c.rule.when);
+      if (conditions.length > 0) indexed.push({ conditions });
+      return [
+        {
+          ...c,
+          rule: c.rule,
+          indexed: conditions.length > 0 ? indexed.length - 1 : -1,
+          methods: c.rule.methods?.length ? [...new Set(c.rule.methods)] : null,
+          series: this.limiter.series(c.rule.id, c.rule.windowSeconds * 1000),
+        },
+      ];
+    });
+    this.conditionIndex = new PatternIndex(indexed, {
       memo: options.fieldMemo ?? DEFAULT_FIELD_MEMO,
     });
-    this.rateLimits = this.rules.flatMap((c) =>
-      c.rule.type === 'rate_limit'
-        ? [
-            {
-              ...c,
-              rule: c.rule,
-              conditions: compileConditions(c.rule.when),
-              methods: c.rule.methods?.length ? [...new Set(c.rule.methods)] : null,
-              series: this.limiter.series(c.rule.id, c.rule.windowSeconds * 1000),
-            },
-          ]
-        : [],
-    );
   }
 
   /**
@@ -208,16 +214,19 @@ export class Evaluator {
     run.monitoredRateLimit = undefined;
     run.rateLimit = undefined;
     run.now = now;
-    // Both stages' pattern matches at once (the index's array, valid until its next call).
-    const hits = this.patternIndex.matching(view);
-    // Most requests meet no range rule and no pattern guard. Neither stage can decide then, and
+    // Every stage's condition matches at once (the index's array, valid until its next call):
+    // in index order, so the pattern rules' come first, then the rate limits'.
+    const hits = this.conditionIndex.matching(view);
+    const patternHits = countBelow(hits, this.patterns.length);
+    // Most requests meet no range rule and no pattern rule. Neither stage can decide then, and
     // skipping both keeps the common path short: on a busy server its code is out of the CPU
     // caches by the next request, and fetching it back is much of what an evaluation costs.
     const decided =
-      (this.candidates === NO_CANDIDATES && hits.length === 0
+      (this.candidates === NO_CANDIDATES && patternHits === 0
         ? undefined
-        : (this.stage('allow', hits, run) ?? this.stage('block', hits, run))) ??
-      this.rateLimitStage(view, run);
+        : (this.stage('allow', hits, patternHits, run) ??
+          this.stage('block', hits, patternHits, run))) ??
+      this.rateLimitStage(view, hits, patternHits, run);
     if (decided) return decided;
     // The stages mutate `run`; TypeScript still sees the values assigned above.
     const monitored = run.monitored as RuleMatch | null;
@@ -277,10 +286,11 @@ export class Evaluator {
     return positions;
   }
 
-  /** `hits`: the request's matching pattern rules (positions in `patterns`). */
+  /** `hits[0, patternHits)`: the request's matching pattern rules (positions in `patterns`). */
   private stage(
     action: 'allow' | 'block',
     hits: readonly number[],
+    patternHits: number,
     run: EvaluationRun,
   ): Decision | undefined {
     for (let i = 0; i < this.categories.length; i++) {
@@ -299,7 +309,7 @@ export class Evaluator {
         if (decided) return decided;
       }
     }
-    for (let k = 0; k < hits.length; k++) {
+    for (let k = 0; k < patternHits; k++) {
       const p = this.patterns[hits[k] as number] as CompiledPatternRule;
       if (p.action === action && p.expiresAtMs > run.now) {
         const decided = this.matched(p, action, 'pattern', run);
@@ -309,11 +319,22 @@ export class Evaluator {
     return undefined;
   }
 
-  private rateLimitStage(view: RequestView, run: EvaluationRun): Decision | undefined {
+  /** `hits[patternHits, ...)`: the rate limits whose conditions the request meets (index order). */
+  private rateLimitStage(
+    view: RequestView,
+    hits: readonly number[],
+    patternHits: number,
+    run: EvaluationRun,
+  ): Decision | undefined {
+    let next = patternHits;
     for (const r of this.rateLimits) {
+      if (r.indexed >= 0) {
+        // Rules are indexed in the order of this loop, so one pass over the hits finds them.
+        while (next < hits.length && (hits[next] as number) < r.indexed) next++;
+        if (hits[next] !== r.indexed) continue;
+      }
       if (r.expiresAtMs <= run.now) continue;
       if (r.methods && !r.methods.includes(view.method())) continue;
-      if (!meetsAll(r.conditions, view)) continue;
       const state = r.series.hit(rateLimitKey(r.rule.key, view), r.rule.limit, run.now);
       const info: RateLimitInfo = {
         ruleId: r.rule.id,
@@ -368,6 +389,13 @@ export class Evaluator {
       rateLimit,
     };
   }
+}
+
+/** How many of the ascending `list` are below `bound`. */
+function countBelow(list: readonly number[], bound: number): number {
+  let n = 0;
+  while (n < list.length && (list[n] as number) < bound) n++;
+  return n;
 }
 
 /** Per-evaluation state, kept on the evaluator and reset per request (evaluate is synchronous). */
