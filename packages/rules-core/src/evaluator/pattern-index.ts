@@ -1,6 +1,7 @@
 /**
- * The pattern rules of one evaluator stage, grouped by field so that a request is compared with
- * them in one pass per field rather than rule by rule.
+ * Rules given as lists of conditions (the evaluator's pattern rules, and the conditions of its
+ * rate limits), grouped by field so that a request is compared with them in one pass per field
+ * rather than rule by rule.
  *
  * Each rule gets one **guard**: one of its conditions, chosen to be cheap and selective (an
  * `exact` comparison if it has one, else `prefix`, `contains`, then `regex`). Guards are grouped
