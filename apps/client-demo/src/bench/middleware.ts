@@ -33,7 +33,9 @@
  *    during the swap, from the poll that fetched the version to 1 s after the client used it
  *    (the client's `lastSwapStartedAt`/`lastSwapAt`), against the same stretch of the baseline
  *    window. The longest stall of each whole window (`/__bench/loop-delay`) is printed too.
- * 6. Print the tables and, last, one JSON line.
+ * 6. Print the tables and, last, one JSON line. Every saturated run and window also notes the
+ *    host's steal time (`/proc/stat`): on a shared virtual machine it tells a slow phase of the
+ *    machine from a slow build.
  *
  * Knobs (development only; published figures use the defaults): BENCH_DURATION=5 (s per
  * saturated run), BENCH_SINGLE_DURATION=3, BENCH_WARMUP=1, BENCH_START_WARMUP=5, BENCH_ROUNDS=6,
@@ -60,7 +62,7 @@ import { type AppProcess, startAppProcess } from './app-process.js';
 import { changeOf, prepareBenchData } from './bench-data.js';
 import { type BenchHub, startBenchHub } from './bench-hub.js';
 import { runInterleaved } from './interleaved-latency.js';
-import { processCpuMs } from './process-cpu.js';
+import { hostCpuTicks, processCpuMs, stealShare } from './process-cpu.js';
 import {
   formatReport,
   MODES,
@@ -208,15 +210,17 @@ function loadRoute(
 async function saturatedWithCpu(
   app: AppProcess,
   script: string,
-): Promise<{ load: WrkResult; cpuUsPerRequest: number | null }> {
+): Promise<{ load: WrkResult; cpuUsPerRequest: number | null; hostSteal: number | null }> {
   const cpuBefore = processCpuMs(app.pid);
+  const hostBefore = hostCpuTicks();
   const load = await loadRoute(app, script, config.durationS);
   const cpuAfter = processCpuMs(app.pid);
+  const hostSteal = stealShare(hostBefore, hostCpuTicks());
   const cpuUsPerRequest =
     cpuBefore === null || cpuAfter === null || load.requests === 0
       ? null
       : ((cpuAfter - cpuBefore) * 1000) / load.requests;
-  return { load, cpuUsPerRequest };
+  return { load, cpuUsPerRequest, hostSteal };
 }
 
 /** Sends the in-process comparison's requests through the WAF, or through the holding alone. */
@@ -237,10 +241,10 @@ async function measureMode(
   progress(`round ${round}, ${mode}: warm-up ${config.warmupS} s`);
   await loadRoute(app, script, config.warmupS);
   progress(`round ${round}, ${mode}: ${config.connections} connections x ${config.durationS} s`);
-  const { load: saturated, cpuUsPerRequest } = await saturatedWithCpu(app, script);
+  const { load: saturated, cpuUsPerRequest, hostSteal } = await saturatedWithCpu(app, script);
   progress(`round ${round}, ${mode}: 1 connection x ${config.singleDurationS} s`);
   const single = await loadRoute(app, script, config.singleDurationS, 1);
-  return { mode, round, saturated, single, cpuUsPerRequest };
+  return { mode, round, saturated, single, cpuUsPerRequest, hostSteal };
 }
 
 /**
@@ -255,8 +259,8 @@ async function measureSwitch(app: AppProcess, script: string): Promise<SwitchWin
     await switchWaf(app, variant);
     progress(`one process: window ${k + 1}/${config.switchWindows}, ${variant}`);
     await loadRoute(app, script, 1);
-    const { load, cpuUsPerRequest } = await saturatedWithCpu(app, script);
-    windows.push({ variant, rps: load.rps, cpuUsPerRequest, errors: load.errors });
+    const { load, cpuUsPerRequest, hostSteal } = await saturatedWithCpu(app, script);
+    windows.push({ variant, rps: load.rps, cpuUsPerRequest, hostSteal, errors: load.errors });
   }
   await switchWaf(app, 'waf');
   return windows;
@@ -269,6 +273,8 @@ interface LoadWindow {
   readonly startedAt: number;
   /** The app's event-loop stalls during the window, with their end times. */
   readonly stalls: readonly Stall[];
+  /** Share of the machine's CPU time stolen by the hypervisor during the window. */
+  readonly hostSteal: number | null;
 }
 
 /** One saturated window on the enforcing app; `during` runs while wrk does. */
@@ -280,13 +286,21 @@ async function loadWindow(
   await getJson<LoopDelay>(`${app.url}/__bench/loop-delay?reset=1`);
   await getJson<StallRecording>(`${app.url}/__bench/stalls/start`, 'POST');
   const startedAt = Date.now();
+  const hostBefore = hostCpuTicks();
   const load = loadRoute(app, script, config.swapWindowS);
   await during();
   const result = await load;
+  const hostSteal = stealShare(hostBefore, hostCpuTicks());
   const delay = await getJson<LoopDelay>(`${app.url}/__bench/loop-delay?reset=1`);
   const recording = await getJson<StallRecording>(`${app.url}/__bench/stalls/stop`, 'POST');
   if (recording.truncated) throw new Error('the app recorded more stalls than it keeps');
-  return { maxStallMs: delay.maxMs, errors: result.errors, startedAt, stalls: recording.stalls };
+  return {
+    maxStallMs: delay.maxMs,
+    errors: result.errors,
+    startedAt,
+    stalls: recording.stalls,
+    hostSteal,
+  };
 }
 
 /**
@@ -344,6 +358,7 @@ async function measureSwaps(
         change: null,
         maxStallMs: baseline.maxStallMs,
         duringStallMs: during(baseline),
+        hostSteal: baseline.hostSteal,
         swapSeconds: null,
         evaluatorBuildMs: null,
         versionAfter: null,
@@ -354,6 +369,7 @@ async function measureSwaps(
         change: changeOf(version),
         maxStallMs: swap.maxStallMs,
         duringStallMs: during(swap),
+        hostSteal: swap.hostSteal,
         swapSeconds,
         evaluatorBuildMs: swapped ? stats.sync.lastSwapMs : null,
         versionAfter: stats.snapshotVersion,

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { cpuMsOfStat, processCpuMs } from './process-cpu.js';
+import {
+  cpuMsOfStat,
+  cpuTicksOfProcStat,
+  hostCpuTicks,
+  processCpuMs,
+  stealShare,
+} from './process-cpu.js';
 
 describe('process CPU time from /proc', () => {
   it('reads utime and stime, even when the command name holds spaces and parentheses', () => {
@@ -19,5 +25,33 @@ describe('process CPU time from /proc', () => {
 
   it('is null for a process that does not exist', () => {
     expect(processCpuMs(2 ** 30)).toBeNull();
+  });
+});
+
+describe('host steal time from /proc/stat', () => {
+  const stat = (steal: number, idle: number) =>
+    `cpu  100 5 50 ${idle} 3 0 2 ${steal} 0 0\ncpu0 50 2 25 ${idle / 2} 1 0 1 ${steal / 2} 0 0\n`;
+
+  it('reads the all-CPU line: steal, and the total of the eight time fields', () => {
+    expect(cpuTicksOfProcStat(stat(40, 800))).toEqual({
+      steal: 40,
+      total: 100 + 5 + 50 + 800 + 3 + 0 + 2 + 40,
+    });
+    expect(cpuTicksOfProcStat('intr 1 2 3\n')).toBeNull();
+    expect(cpuTicksOfProcStat('cpu 1 2 x 4 5 6 7 8\n')).toBeNull();
+  });
+
+  it('gives the stolen share of the time between two readings', () => {
+    const before = cpuTicksOfProcStat(stat(40, 800));
+    const after = cpuTicksOfProcStat(stat(90, 1000)); // 50 of 250 more ticks stolen
+    expect(stealShare(before, after)).toBeCloseTo(0.2, 10);
+    expect(stealShare(after, after)).toBeNull();
+    expect(stealShare(null, after)).toBeNull();
+  });
+
+  it('reads this machine', () => {
+    const now = hostCpuTicks();
+    expect(now?.total).toBeGreaterThan(0);
+    expect(now?.steal).toBeGreaterThanOrEqual(0);
   });
 });

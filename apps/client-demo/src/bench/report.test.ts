@@ -16,7 +16,7 @@ const wrk = (rps: number, p50Ms: number, p99Ms: number): WrkResult => ({
 /** CPU us per request of each test run, by mode (round 3's off has none: /proc unreadable). */
 const CPU = { off: 80, enforce: 84, inline: 100, deferred: 76 } as const;
 
-const rawRuns: Omit<ModeRun, 'cpuUsPerRequest'>[] = [
+const rawRuns: Omit<ModeRun, 'cpuUsPerRequest' | 'hostSteal'>[] = [
   { mode: 'off', round: 1, saturated: wrk(10_000, 1.5, 3), single: wrk(8000, 0.1, 0.2) },
   { mode: 'enforce', round: 1, saturated: wrk(9600, 1.6, 3.2), single: wrk(7800, 0.11, 0.25) },
   { mode: 'enforce', round: 2, saturated: wrk(9400, 1.6, 3.4), single: wrk(7800, 0.13, 0.27) },
@@ -34,6 +34,8 @@ const rawRuns: Omit<ModeRun, 'cpuUsPerRequest'>[] = [
 const runs: ModeRun[] = rawRuns.map((r) => ({
   ...r,
   cpuUsPerRequest: r.round === 3 && r.mode === 'off' ? null : CPU[r.mode],
+  // 1%, 2% and (unreadable) in rounds 1, 2 and 3
+  hostSteal: r.round === 3 ? null : r.round / 100,
 }));
 
 const window = (
@@ -45,6 +47,7 @@ const window = (
   change: version === null ? null : version === 5 ? 'data' : 'rules',
   maxStallMs,
   duringStallMs,
+  hostSteal: version === null ? 0.03 : 0.3,
   swapSeconds: version === null ? null : 1.2,
   evaluatorBuildMs: version === null ? null : 1.5,
   versionAfter: version,
@@ -62,12 +65,12 @@ const input = {
   singleDurationS: 5,
   runs,
   switchWindows: [
-    { variant: 'waf', rps: 9000, cpuUsPerRequest: 90, errors: 0 },
-    { variant: 'deferred', rps: 10_000, cpuUsPerRequest: 81, errors: 0 },
-    { variant: 'deferred', rps: 10_000, cpuUsPerRequest: 80, errors: 0 },
-    { variant: 'waf', rps: 9500, cpuUsPerRequest: 88, errors: 0 },
+    { variant: 'waf', rps: 9000, cpuUsPerRequest: 90, hostSteal: 0.05, errors: 0 },
+    { variant: 'deferred', rps: 10_000, cpuUsPerRequest: 81, hostSteal: 0.04, errors: 0 },
+    { variant: 'deferred', rps: 10_000, cpuUsPerRequest: 80, hostSteal: null, errors: 0 },
+    { variant: 'waf', rps: 9500, cpuUsPerRequest: 88, hostSteal: 0.02, errors: 0 },
     // an unpaired last window counts for nothing
-    { variant: 'waf', rps: 1, cpuUsPerRequest: 1, errors: 0 },
+    { variant: 'waf', rps: 1, cpuUsPerRequest: 1, hostSteal: 0.01, errors: 0 },
   ] as const,
   interleaved: {
     requests: 1000,
@@ -202,6 +205,17 @@ describe('the bench:middleware report', () => {
       'rule change (range tables kept): 5.4 ms, median of 2 swaps: MISSES',
     );
     expect(formatReport({ ...input, swaps })).toContain('WARNING: 1 swap(s) did not complete');
+  });
+
+  it('prints how much CPU time the host stole, per run and window and over all', () => {
+    const s = summarize(input);
+    // %: runs 1 x4, 2 x4 (round 3 unreadable); switch windows 5, 4, 2, 1; swaps 3 x4, 30 x4
+    expect(s.host_steal_median).toBe(0.025);
+    expect(s.host_steal_max).toBe(0.3);
+    const report = formatReport(input);
+    expect(report).toContain('over all saturated runs and windows: median 2.5%, up to 30.0%');
+    expect(report).toContain('waf 9000 req/s 90.0 us (steal 5.0%)');
+    expect(report).toMatch(/ {2}rules swap +2\/2 .* 30\.0 +0$/m);
   });
 
   it('takes the median of an even count as the mean of the middle two', () => {

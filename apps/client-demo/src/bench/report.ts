@@ -40,6 +40,11 @@ export interface ModeRun {
    * where `/proc` is not readable. Unlike req/s it does not depend on how busy wrk kept the app.
    */
   readonly cpuUsPerRequest: number | null;
+  /**
+   * Share of the machine's CPU time the hypervisor gave to other guests during the saturated run
+   * (null where `/proc/stat` is not readable): the machine's state, beside the figures it moves.
+   */
+  readonly hostSteal: number | null;
 }
 
 export interface SwapWindow {
@@ -55,6 +60,8 @@ export interface SwapWindow {
    * complete.
    */
   readonly duringStallMs: number | null;
+  /** See {@link ModeRun.hostSteal}. */
+  readonly hostSteal: number | null;
   /** Publication to the client using the version (poll, download, verify, open, swap), s. */
   readonly swapSeconds: number | null;
   /** The synchronous part of the swap (building the evaluator), as the client reports it. */
@@ -69,6 +76,8 @@ export interface SwitchWindow {
   readonly variant: 'waf' | 'deferred';
   readonly rps: number;
   readonly cpuUsPerRequest: number | null;
+  /** See {@link ModeRun.hostSteal}. */
+  readonly hostSteal: number | null;
   readonly errors: number;
 }
 
@@ -186,6 +195,18 @@ function ofChange(windows: readonly SwapWindow[], change: 'rules' | 'data'): Swa
   return windows.filter((w) => w.change === change);
 }
 
+/** Steal shares of every saturated run and window that has one. */
+function steals(input: BenchInput): number[] {
+  return [...input.runs, ...input.switchWindows, ...input.swaps].flatMap((w) =>
+    w.hostSteal === null ? [] : [w.hostSteal],
+  );
+}
+
+/** A steal share as a percentage for the tables ('-' when unknown). */
+function percent(share: number | null): string {
+  return share === null ? '-' : `${(share * 100).toFixed(1)}`;
+}
+
 /** The windows' stalls during the swap (or its stretch), leaving out swaps that did not happen. */
 function during(windows: readonly SwapWindow[]): number[] {
   return windows.flatMap((w) => (w.duringStallMs === null ? [] : [w.duringStallMs]));
@@ -244,6 +265,9 @@ export function summarize(input: BenchInput) {
     during_baseline_stall_ms: round3(median(during(baselines))),
     swap_seconds: round3(median(swaps.map((w) => w.swapSeconds ?? Number.NaN))),
     evaluator_build_ms: round3(median(swaps.map((w) => w.evaluatorBuildMs ?? Number.NaN))),
+    // The machine's state: the share of CPU time the hypervisor gave to other guests.
+    host_steal_median: round3(median(steals(input))),
+    host_steal_max: round3(Math.max(...steals(input))),
     errors,
   };
 }
@@ -285,9 +309,10 @@ export function formatReport(input: BenchInput): string {
         '1-conn p50 ms',
         '1-conn p99 ms',
         'cpu us/req',
+        'steal %',
         'errors',
       ],
-      [9, 6, 9, 11, 11, 14, 14, 11, 7],
+      [9, 6, 9, 11, 11, 14, 14, 11, 8, 7],
       input.runs.map((r) => [
         r.mode,
         String(r.round),
@@ -297,9 +322,13 @@ export function formatReport(input: BenchInput): string {
         r.single.p50Ms.toFixed(3),
         r.single.p99Ms.toFixed(3),
         r.cpuUsPerRequest === null ? '-' : r.cpuUsPerRequest.toFixed(1),
+        percent(r.hostSteal),
         String(r.saturated.errors + r.single.errors),
       ]),
     ),
+  );
+  lines.push(
+    `host steal (CPU time the hypervisor gave to other guests; it slows everything here alike) over all saturated runs and windows: median ${percent(s.host_steal_median)}%, up to ${percent(s.host_steal_max)}%`,
   );
   lines.push('');
   lines.push(
@@ -313,7 +342,7 @@ export function formatReport(input: BenchInput): string {
   );
   if (input.switchWindows.length > 0) {
     lines.push(
-      `one enforcing process, the WAF switched with the holding alone (${input.switchWindows.length} windows of ${input.durationS} s): ${input.switchWindows.map((w) => `${w.variant} ${w.rps.toFixed(0)} req/s${w.cpuUsPerRequest === null ? '' : ` ${w.cpuUsPerRequest.toFixed(1)} us`}`).join(', ')}`,
+      `one enforcing process, the WAF switched with the holding alone (${input.switchWindows.length} windows of ${input.durationS} s): ${input.switchWindows.map((w) => `${w.variant} ${w.rps.toFixed(0)} req/s${w.cpuUsPerRequest === null ? '' : ` ${w.cpuUsPerRequest.toFixed(1)} us`}${w.hostSteal === null ? '' : ` (steal ${percent(w.hostSteal)}%)`}`).join(', ')}`,
     );
     lines.push(
       `  waf / deferred in one process (median of pairs): ${s.in_process_ratio_vs_deferred.toFixed(3)} req/s, ${s.in_process_cpu_ratio_vs_deferred.toFixed(3)} by CPU per request`,
@@ -337,8 +366,17 @@ export function formatReport(input: BenchInput): string {
   lines.push('');
   lines.push(
     ...table(
-      ['window', 'version', 'max stall ms', 'during swap ms', 'swap s', 'evaluator ms', 'errors'],
-      [12, 8, 13, 15, 8, 13, 7],
+      [
+        'window',
+        'version',
+        'max stall ms',
+        'during swap ms',
+        'swap s',
+        'evaluator ms',
+        'steal %',
+        'errors',
+      ],
+      [12, 8, 13, 15, 8, 13, 8, 7],
       input.swaps.map((w) => [
         w.change === null ? 'baseline' : `${w.change} swap`,
         w.version === null ? '-' : `${w.versionAfter ?? '?'}/${w.version}`,
@@ -346,6 +384,7 @@ export function formatReport(input: BenchInput): string {
         w.duringStallMs === null ? '-' : w.duringStallMs.toFixed(1),
         w.swapSeconds === null ? '-' : w.swapSeconds.toFixed(2),
         w.evaluatorBuildMs === null ? '-' : w.evaluatorBuildMs.toFixed(1),
+        percent(w.hostSteal),
         String(w.errors),
       ]),
     ),
