@@ -164,7 +164,9 @@ export class PatternIndex {
       const source = this.sources[k] as Source;
       const memo = source.memo;
       const raw = rawValue(source, request.request);
-      if (memo === null || raw === undefined || raw.length > MEMO_MAX_VALUE) {
+      // Only a header can be absent, and no condition holds on an absent header.
+      if (raw === undefined) continue;
+      if (memo === null || raw.length > MEMO_MAX_VALUE) {
         this.testSource(source, request);
         continue;
       }
