@@ -53,7 +53,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  longestStallWithin,
+  longestStallOverStretch,
   type Stall,
   type StallRecording,
 } from '../diagnostics/stall-recorder.js';
@@ -343,15 +343,11 @@ async function measureSwaps(
     const stats = await getJson<WafStats>(`${app.url}/__bench/waf`);
     const swapped = stats.snapshotVersion === version;
     const { lastSwapStartedAt: from, lastSwapAt: at } = stats.sync;
-    // The swap's stretch, as offsets into its window; the same offsets in the baseline window.
-    const stretch =
-      swapped && from !== null && at !== null
-        ? { from: from - swap.startedAt, to: at + SWAP_SETTLE_MS - swap.startedAt }
-        : null;
+    // The swap's stretch in its window, and the same stretch of the baseline window.
     const during = (w: LoadWindow) =>
-      stretch === null
-        ? null
-        : longestStallWithin(w.stalls, w.startedAt + stretch.from, w.startedAt + stretch.to);
+      swapped && from !== null && at !== null
+        ? longestStallOverStretch(w, swap, from, at + SWAP_SETTLE_MS)
+        : null;
     windows.push(
       {
         version: null,

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { longestStallWithin, type Stall, StallRecorder } from './stall-recorder.js';
+import {
+  longestStallOverStretch,
+  longestStallWithin,
+  type Stall,
+  StallRecorder,
+} from './stall-recorder.js';
 
 function blockFor(ms: number): void {
   const until = performance.now() + ms;
@@ -72,5 +77,25 @@ describe('longestStallWithin', () => {
   it('is 0 when no stall overlaps, or there are none', () => {
     expect(longestStallWithin(stalls, 1001, 1994)).toBe(0);
     expect(longestStallWithin([], 0, 10_000)).toBe(0);
+  });
+});
+
+describe('longestStallOverStretch', () => {
+  const swap = { startedAt: 20_000, stalls: [{ endedAt: 22_500, ms: 12 }] };
+  const baseline = {
+    startedAt: 10_000,
+    stalls: [
+      { endedAt: 12_500, ms: 30 }, // 2.5 s in: inside the same stretch
+      { endedAt: 17_000, ms: 90 }, // 7 s in: outside it
+    ],
+  };
+
+  it('measures a stretch in its own window', () => {
+    expect(longestStallOverStretch(swap, swap, 22_000, 23_000)).toBe(12);
+  });
+
+  it('measures the same offsets into another window', () => {
+    expect(longestStallOverStretch(baseline, swap, 22_000, 23_000)).toBe(30);
+    expect(longestStallOverStretch(baseline, swap, 26_000, 26_500)).toBe(0);
   });
 });

@@ -81,3 +81,24 @@ export function longestStallWithin(stalls: readonly Stall[], from: number, to: n
       longest = stall.ms;
   return longest;
 }
+
+/** A recorded stretch of time: when it began (epoch ms) and its stalls. */
+export interface RecordedWindow {
+  readonly startedAt: number;
+  readonly stalls: readonly Stall[];
+}
+
+/**
+ * The longest stall of `window` over the stretch `[from, to]` (epoch ms) of `reference`, moved
+ * to the same offsets into `window`. With `window` = `reference`, the stretch itself (a swap in
+ * its window); with another window, the same stretch of it (a baseline window without a swap).
+ */
+export function longestStallOverStretch(
+  window: RecordedWindow,
+  reference: RecordedWindow,
+  from: number,
+  to: number,
+): number {
+  const shift = window.startedAt - reference.startedAt;
+  return longestStallWithin(window.stalls, from + shift, to + shift);
+}
