@@ -16,6 +16,8 @@ function blockFor(ms: number): void {
 const tick = () => new Promise((resolve) => setTimeout(resolve, 20));
 
 describe('StallRecorder', () => {
+  // A loaded machine can add stalls of its own at any time, so the tests look for the stall they
+  // made by its time, and never assert that no other stall happened.
   it('records a blocked event loop with the time it ran again', async () => {
     const recorder = new StallRecorder(5);
     recorder.start();
@@ -26,12 +28,10 @@ describe('StallRecorder', () => {
     await tick();
     const { stalls, truncated } = recorder.stop();
     expect(truncated).toBe(false);
-    const long = stalls.filter((s) => s.ms >= 40);
-    expect(long).toHaveLength(1);
-    const [stall] = long as [Stall];
-    // The stall covers the busy stretch (clocks: performance.timeOrigin against Date.now()).
-    expect(stall.endedAt - stall.ms).toBeLessThanOrEqual(before + 2);
-    expect(stall.endedAt).toBeGreaterThanOrEqual(after - 2);
+    // The stall that covers the busy stretch (clocks: performance.timeOrigin against Date.now()).
+    const covering = stalls.filter((s) => s.endedAt - s.ms <= before + 2 && s.endedAt >= after - 2);
+    expect(covering).toHaveLength(1);
+    expect((covering[0] as Stall).ms).toBeGreaterThanOrEqual(40);
   });
 
   it('starts afresh on start() and stops recording on stop()', async () => {
@@ -41,8 +41,11 @@ describe('StallRecorder', () => {
     blockFor(20);
     await tick();
     recorder.start();
+    const restartedAt = performance.timeOrigin + performance.now();
     await tick();
-    expect(recorder.stop().stalls.filter((s) => s.ms >= 20)).toEqual([]);
+    // Nothing from before the restart: every stall began after it.
+    for (const stall of recorder.stop().stalls)
+      expect(stall.endedAt - stall.ms).toBeGreaterThanOrEqual(restartedAt - 1);
     blockFor(20);
     await tick();
     expect(recorder.stop()).toEqual({ stalls: [], truncated: false });

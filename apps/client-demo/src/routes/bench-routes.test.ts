@@ -35,9 +35,9 @@ describe('the benchmark endpoints', () => {
     const before = Date.now();
     await post(`${url}/block?ms=60`);
     const recording = (await (await post(`${url}/__bench/stalls/stop`)).json()) as StallRecording;
-    const long = recording.stalls.filter((s) => s.ms >= 60);
-    expect(long).toHaveLength(1);
-    expect(long[0]?.endedAt).toBeGreaterThanOrEqual(before + 58);
+    // The block's stall, found by its time (a loaded machine may add stalls of its own).
+    const block = recording.stalls.filter((s) => s.ms >= 60 && s.endedAt >= before + 58);
+    expect(block.length).toBeGreaterThanOrEqual(1);
     expect(recording.truncated).toBe(false);
     // Stopped: nothing is recorded until the next start.
     await post(`${url}/block?ms=30`);
@@ -62,12 +62,12 @@ describe('the benchmark endpoints', () => {
 
   it('report the event-loop delay histogram and reset it on request', async () => {
     const url = await serve(null);
-    await post(`${url}/block?ms=40`);
+    await post(`${url}/block?ms=100`);
     const first = (await (await fetch(`${url}/__bench/loop-delay?reset=1`)).json()) as {
       maxMs: number;
     };
-    expect(first.maxMs).toBeGreaterThanOrEqual(39);
+    expect(first.maxMs).toBeGreaterThanOrEqual(99);
     const second = (await (await fetch(`${url}/__bench/loop-delay`)).json()) as { maxMs: number };
-    expect(second.maxMs).toBeLessThan(39);
+    expect(second.maxMs).toBeLessThan(99);
   });
 });
