@@ -203,6 +203,10 @@ describe('snapshot sync', () => {
       sync: { loadedFromDisk: true, downloads: 0 },
     });
     expect(second.rampart.stats().sync.failures).toBeGreaterThanOrEqual(1);
+    // The swap from disk is bounded in time like one from the hub.
+    const { lastSwapStartedAt, lastSwapAt } = second.rampart.stats().sync;
+    expect(lastSwapStartedAt).toBeGreaterThanOrEqual(started);
+    expect(lastSwapAt).toBeGreaterThanOrEqual(lastSwapStartedAt as number);
     expect(second.logger.lines.join('\n')).toMatch(
       /snapshot sync failed .*cannot reach the hub.*keeping snapshot version 1/,
     );
