@@ -218,6 +218,34 @@ describe('the bench:middleware report', () => {
     expect(report).toMatch(/ {2}rules swap +2\/2 .* 30\.0 +0$/m);
   });
 
+  it('gives the comparisons again over the runs the host left alone', () => {
+    const s = summarize(input);
+    // Rounds 1 and 2 stole 1% and 2% (quiet); round 3 has no reading, so it is left out.
+    expect(s).toMatchObject({ quiet_rounds: 2, throughput_ratio_quiet: 0.95 });
+    expect(s.quiet_rounds_vs_deferred).toBe(2);
+    expect(s.throughput_ratio_vs_deferred_quiet).toBe(s.throughput_ratio_vs_deferred);
+    // No pair of in-process windows was quiet (5% and 4%; unknown and 2%).
+    expect(s.quiet_in_process_pairs).toBe(0);
+    expect(Number.isNaN(s.in_process_cpu_ratio_vs_deferred_quiet)).toBe(true);
+    expect(formatReport(input)).toContain('only where the host stole under 3% from both');
+    expect(formatReport(input)).toContain('in one process by CPU - (0 pairs)');
+
+    // A busy host during round 2's enforce run: only round 1 is left.
+    const busy = input.runs.map((r) =>
+      r.round === 2 && r.mode === 'enforce' ? { ...r, hostSteal: 0.2 } : r,
+    );
+    const quiet = summarize({ ...input, runs: busy });
+    expect(quiet).toMatchObject({ quiet_rounds: 1, throughput_ratio_quiet: 0.96 });
+    expect(quiet.throughput_ratio).toBe(0.96); // the headline keeps every round
+
+    const calm = input.switchWindows.map((w) => ({ ...w, hostSteal: 0.01 }));
+    const inProcess = summarize({ ...input, switchWindows: calm });
+    expect(inProcess.quiet_in_process_pairs).toBe(2);
+    expect(inProcess.in_process_cpu_ratio_vs_deferred_quiet).toBe(
+      inProcess.in_process_cpu_ratio_vs_deferred,
+    );
+  });
+
   it('takes the median of an even count as the mean of the middle two', () => {
     expect(median([4, 1, 3, 2])).toBe(2.5);
     expect(Number.isNaN(median([]))).toBe(true);

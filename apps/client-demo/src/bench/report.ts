@@ -17,6 +17,12 @@ export const TARGETS = {
 } as const;
 
 /**
+ * Host steal below which a run counts as quiet. Comparisons of two runs are also given over the
+ * pairs where both were quiet: on a shared machine those are the ones the host did not skew.
+ */
+export const QUIET_STEAL = 0.03;
+
+/**
  * What runs in front of the route:
  * - `off`: the WAF middleware with `RAMPART_MODE=off` (the app "without the WAF");
  * - `enforce`: the WAF as shipped (`enforce`, batched evaluation);
@@ -160,6 +166,28 @@ function medianOfKnown(values: readonly number[]): number {
 }
 
 const rpsRatio = (x: ModeRun, y: ModeRun) => x.saturated.rps / y.saturated.rps;
+
+const isQuiet = (run: { readonly hostSteal: number | null }) =>
+  run.hostSteal !== null && run.hostSteal < QUIET_STEAL;
+
+/** `figure` where both runs were quiet, NaN (left out of medians) where either was not. */
+const quiet =
+  <T extends { readonly hostSteal: number | null }>(figure: (x: T, y: T) => number) =>
+  (x: T, y: T) =>
+    isQuiet(x) && isQuiet(y) ? figure(x, y) : Number.NaN;
+
+/** How many of the rounds that ran both `a` and `b` had both quiet. */
+function quietRounds(all: readonly Round[], a: Mode, b: Mode): number {
+  return all.filter((r) => r[a] && r[b] && isQuiet(r[a]) && isQuiet(r[b])).length;
+}
+
+/** How many pairs of the in-process windows had both quiet. */
+function quietPairs(windows: readonly SwitchWindow[]): number {
+  let n = 0;
+  for (let k = 0; k + 1 < windows.length; k += 2)
+    if (isQuiet(windows[k] as SwitchWindow) && isQuiet(windows[k + 1] as SwitchWindow)) n++;
+  return n;
+}
 /** What `x` adds to `y`'s latency percentile `figure` in its `load` run, ms. */
 const added =
   (load: 'single' | 'saturated', figure: 'p50Ms' | 'p99Ms') => (x: ModeRun, y: ModeRun) =>
@@ -243,6 +271,17 @@ export function summarize(input: BenchInput) {
     cpu_ratio_vs_deferred: perRound(all, 'enforce', 'deferred', cpuRatio),
     in_process_ratio_vs_deferred: switchRatio(input.switchWindows, (w, d) => w.rps / d.rps),
     in_process_cpu_ratio_vs_deferred: switchRatio(input.switchWindows, cpuRatio),
+    // The same comparisons over the pairs of runs the host left alone (see QUIET_STEAL).
+    quiet_rounds: quietRounds(all, 'enforce', 'off'),
+    throughput_ratio_quiet: perRound(all, 'enforce', 'off', quiet(rpsRatio)),
+    quiet_rounds_vs_deferred: quietRounds(all, 'enforce', 'deferred'),
+    throughput_ratio_vs_deferred_quiet: perRound(all, 'enforce', 'deferred', quiet(rpsRatio)),
+    cpu_ratio_vs_deferred_quiet: perRound(all, 'enforce', 'deferred', quiet<ModeRun>(cpuRatio)),
+    quiet_in_process_pairs: quietPairs(input.switchWindows),
+    in_process_cpu_ratio_vs_deferred_quiet: switchRatio(
+      input.switchWindows,
+      quiet<SwitchWindow>(cpuRatio),
+    ),
     // The headline: the interleaved run (one process, the same moments for both settings).
     added_p50_ms: interleavedAdded(input.interleaved, 'p50Ms'),
     added_p99_ms: interleavedAdded(input.interleaved, 'p99Ms'),
@@ -339,6 +378,10 @@ export function formatReport(input: BenchInput): string {
   );
   lines.push(
     `CPU per request, all threads (median): off ${s.cpu_us_per_request_off.toFixed(1)}, enforce ${s.cpu_us_per_request_enforce.toFixed(1)}, inline ${s.cpu_us_per_request_inline.toFixed(1)}, deferred ${s.cpu_us_per_request_deferred.toFixed(1)} us; as throughput ratios if CPU alone decided (median of rounds): enforce / off ${s.cpu_ratio.toFixed(3)}, inline / off ${s.cpu_ratio_inline.toFixed(3)}, enforce / deferred ${s.cpu_ratio_vs_deferred.toFixed(3)}`,
+  );
+  const quietFigure = (x: number) => (Number.isNaN(x) ? '-' : x.toFixed(3));
+  lines.push(
+    `only where the host stole under ${QUIET_STEAL * 100}% from both: enforce / off ${quietFigure(s.throughput_ratio_quiet)} (${s.quiet_rounds} rounds); enforce / deferred ${quietFigure(s.throughput_ratio_vs_deferred_quiet)}, by CPU ${quietFigure(s.cpu_ratio_vs_deferred_quiet)} (${s.quiet_rounds_vs_deferred} rounds); in one process by CPU ${quietFigure(s.in_process_cpu_ratio_vs_deferred_quiet)} (${s.quiet_in_process_pairs} pairs)`,
   );
   if (input.switchWindows.length > 0) {
     lines.push(
