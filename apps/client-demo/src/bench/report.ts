@@ -104,22 +104,24 @@ export interface BenchInput {
   readonly swaps: readonly SwapWindow[];
 }
 
-/**
- * Consecutive windows in pairs (0-1, 2-3, ...), each holding one `waf` and one `deferred`: the
- * median over pairs of `figure(waf, deferred)`.
- */
-function switchRatio(
-  windows: readonly SwitchWindow[],
-  figure: (waf: SwitchWindow, deferred: SwitchWindow) => number,
-): number {
-  const values: number[] = [];
+/** Consecutive windows in pairs (0-1, 2-3, ...) that hold one `waf` and one `deferred` each. */
+function switchPairs(windows: readonly SwitchWindow[]): [SwitchWindow, SwitchWindow][] {
+  const pairs: [SwitchWindow, SwitchWindow][] = [];
   for (let k = 0; k + 1 < windows.length; k += 2) {
     const pair = [windows[k], windows[k + 1]] as SwitchWindow[];
     const waf = pair.find((w) => w.variant === 'waf');
     const deferred = pair.find((w) => w.variant === 'deferred');
-    if (waf && deferred) values.push(figure(waf, deferred));
+    if (waf && deferred) pairs.push([waf, deferred]);
   }
-  return medianOfKnown(values);
+  return pairs;
+}
+
+/** The median over {@link switchPairs} of `figure(waf, deferred)`. */
+function switchRatio(
+  windows: readonly SwitchWindow[],
+  figure: (waf: SwitchWindow, deferred: SwitchWindow) => number,
+): number {
+  return medianOfKnown(switchPairs(windows).map(([waf, deferred]) => figure(waf, deferred)));
 }
 
 export function median(values: readonly number[]): number {
@@ -181,12 +183,9 @@ function quietRounds(all: readonly Round[], a: Mode, b: Mode): number {
   return all.filter((r) => r[a] && r[b] && isQuiet(r[a]) && isQuiet(r[b])).length;
 }
 
-/** How many pairs of the in-process windows had both quiet. */
+/** How many of the in-process pairs ({@link switchPairs}) had both windows quiet. */
 function quietPairs(windows: readonly SwitchWindow[]): number {
-  let n = 0;
-  for (let k = 0; k + 1 < windows.length; k += 2)
-    if (isQuiet(windows[k] as SwitchWindow) && isQuiet(windows[k + 1] as SwitchWindow)) n++;
-  return n;
+  return switchPairs(windows).filter(([waf, deferred]) => isQuiet(waf) && isQuiet(deferred)).length;
 }
 /** What `x` adds to `y`'s latency percentile `figure` in its `load` run, ms. */
 const added =
@@ -242,6 +241,7 @@ function during(windows: readonly SwapWindow[]): number[] {
 
 export function summarize(input: BenchInput) {
   const all = rounds(input.runs);
+  const hostSteals = steals(input);
   const swaps = input.swaps.filter((w) => w.version !== null);
   const baselines = input.swaps.filter((w) => w.version === null);
   const errors =
@@ -305,8 +305,8 @@ export function summarize(input: BenchInput) {
     swap_seconds: round3(median(swaps.map((w) => w.swapSeconds ?? Number.NaN))),
     evaluator_build_ms: round3(median(swaps.map((w) => w.evaluatorBuildMs ?? Number.NaN))),
     // The machine's state: the share of CPU time the hypervisor gave to other guests.
-    host_steal_median: round3(median(steals(input))),
-    host_steal_max: round3(Math.max(...steals(input))),
+    host_steal_median: round3(median(hostSteals)),
+    host_steal_max: round3(Math.max(...hostSteals)),
     errors,
   };
 }
