@@ -68,6 +68,7 @@ import {
   MODES,
   type Mode,
   type ModeRun,
+  SWAP_SETTLE_MS,
   type SwapWindow,
   type SwitchWindow,
 } from './report.js';
@@ -107,7 +108,7 @@ function progress(message: string): void {
 
 async function getJson<T>(url: string, method: 'GET' | 'POST' = 'GET'): Promise<T> {
   const response = await fetch(url, { method, signal: AbortSignal.timeout(10_000) });
-  if (!response.ok) throw new Error(`GET ${url}: HTTP ${response.status}`);
+  if (!response.ok) throw new Error(`${method} ${url}: HTTP ${response.status}`);
   return (await response.json()) as T;
 }
 
@@ -123,12 +124,6 @@ interface WafStats {
     readonly lastSwapAt: number | null;
   };
 }
-
-/**
- * How long after a swap its stalls still count: the replaced snapshot is closed and its tables
- * become garbage, and a data change's new tables can prompt a full collection, shortly after.
- */
-const SWAP_SETTLE_MS = 1000;
 
 async function waitForVersion(app: AppProcess, version: number, timeoutMs: number): Promise<void> {
   const deadline = performance.now() + timeoutMs;
