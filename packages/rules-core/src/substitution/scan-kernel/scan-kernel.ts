@@ -169,9 +169,9 @@ export class ScanKernel implements TableSpace {
   /**
    * The contract of the substituter's fast loop (see `Substituter.scan`): scans `buf` from `i`
    * until `end`, the buffer-limit deadline, or a transition that needs the slow path, and returns
-   * the index of the first byte not consumed. Also returns early at the end of the copied window (the slow path then takes
-   * one byte, and the next call copies the next window). Results in {@link out} and
-   * {@link queue}; `regs` is updated in place.
+   * the index of the first byte not consumed. Also returns early at the end of the copied window
+   * (the slow path then takes one byte, and the next call copies the next window). Results in
+   * {@link out} and {@link queue}; `regs` is updated in place.
    */
   run(
     buf: Uint8Array,
