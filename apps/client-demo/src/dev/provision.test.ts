@@ -7,9 +7,9 @@ import { createConnection, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findFreePort } from '@rampart/test-services/free-port';
+import { type Hub, startHub } from '@rampart/test-services/hub';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDemo } from '../test-support/demo-server.js';
-import { startTestHub, type TestHub } from '../test-support/hub.js';
 import { createWaf } from '../waf/waf.js';
 import {
   DEMO_RULES,
@@ -19,17 +19,17 @@ import {
   waitForHub,
 } from './provision.js';
 
-let hub: TestHub;
+let hub: Hub;
 let dir: string;
 const logs: string[] = [];
 const log = (line: string) => logs.push(line);
 
 beforeAll(async () => {
-  hub = await startTestHub();
+  hub = await startHub();
   dir = mkdtempSync(join(tmpdir(), 'rampart-demo-provision-'));
 });
 afterAll(async () => {
-  await hub?.stop();
+  await hub?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -52,6 +52,7 @@ describe('provisioning the demo site', () => {
     expect(readFileSync(keyFile(), 'utf8').trim()).toBe(result.key);
     expect(statSync(keyFile()).mode & 0o777).toBe(0o600);
     keys.push(result.key);
+    hub.secrets.add(result.key);
   });
 
   it('keeps a stored key the hub accepts and leaves existing rules alone', async () => {

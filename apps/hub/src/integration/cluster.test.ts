@@ -7,7 +7,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type Hub, startHub } from '@rampart/test-services/hub';
 import { type RedisServerHandle, startRedisServer } from '@rampart/test-services/redis-server';
+import { randomToken } from '@rampart/test-services/service-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type BuildView,
@@ -17,7 +19,6 @@ import {
   type SiteView,
   waitFor,
 } from '../test-support/hub-client.js';
-import { type HubProcess, randomToken, startHub } from '../test-support/hub-process.js';
 import { freshPostgresDatabase, stopPostgres } from '../test-support/hub-stack.js';
 
 /**
@@ -30,7 +31,7 @@ const DEBOUNCE_MS = 2000;
 describe('two hub instances on one PostgreSQL database, Redis and data directory', () => {
   let redis: RedisServerHandle;
   let dataDir: string;
-  let hubs: HubProcess[] = [];
+  let hubs: Hub[] = [];
   let a: HubClient;
   let b: HubClient;
 
@@ -40,7 +41,7 @@ describe('two hub instances on one PostgreSQL database, Redis and data directory
     redis = server;
     const adminToken = randomToken();
     const options = {
-      redisUrl: redis.url,
+      redis,
       databaseUrl,
       dataDir,
       adminToken,
@@ -53,8 +54,9 @@ describe('two hub instances on one PostgreSQL database, Redis and data directory
   });
 
   afterAll(async () => {
-    await Promise.all(hubs.map((hub) => hub.stop()));
-    for (const hub of hubs) a.expectNoSecret(`the output of hub ${hub.pid}`, hub.output());
+    // Each hub checks its output against the admin token; `a` knows the site keys both issued.
+    await Promise.all(hubs.map((hub) => hub.close()));
+    for (const [i, hub] of hubs.entries()) a.expectNoSecret(`the output of hub ${i}`, hub.output());
     await redis?.stop();
     rmSync(dataDir, { recursive: true, force: true });
     await stopPostgres();

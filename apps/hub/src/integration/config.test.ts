@@ -3,33 +3,34 @@
  * variable, and never echoes a secret (the admin token, credentials in DATABASE_URL/REDIS_URL).
  */
 import { findFreePort } from '@rampart/test-services/free-port';
+import { runHubExpectingFailure } from '@rampart/test-services/hub';
+import type { FinishedRun } from '@rampart/test-services/service-process';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type FailedStart, startHubExpectingFailure } from '../test-support/hub-process.js';
 
 describe('hub start-up configuration', () => {
   // The failing starts run side by side (each is a Node process loading the hub).
-  let badValues: FailedStart;
-  let malformedSecrets: FailedStart;
-  let missingSecrets: FailedStart;
-  let unreachableDatabase: FailedStart;
+  let badValues: FinishedRun;
+  let malformedSecrets: FinishedRun;
+  let missingSecrets: FinishedRun;
+  let unreachableDatabase: FinishedRun;
 
   beforeAll(async () => {
     const port = await findFreePort();
     [badValues, malformedSecrets, missingSecrets, unreachableDatabase] = await Promise.all([
-      startHubExpectingFailure({
+      runHubExpectingFailure({
         HUB_PORT: '70000',
         HUB_SNAPSHOT_RETENTION: '0',
         HUB_LOG_LEVEL: 'loud',
         HUB_MAX_UPLOAD_BYTES: 'lots',
         HUB_TRUST_PROXY: 'yes',
       }),
-      startHubExpectingFailure({
+      runHubExpectingFailure({
         HUB_ADMIN_TOKEN: 'short-secret-token',
         DATABASE_URL: 'mysql://admin:hunter2@db.example/rampart',
         REDIS_URL: 'http://user:redis-pass@cache.example',
       }),
-      startHubExpectingFailure({ HUB_ADMIN_TOKEN: undefined, REDIS_URL: undefined }),
-      startHubExpectingFailure({
+      runHubExpectingFailure({ HUB_ADMIN_TOKEN: undefined, REDIS_URL: undefined }),
+      runHubExpectingFailure({
         DATABASE_URL: `postgres://rampart:db-password-1@127.0.0.1:${port}/rampart`,
       }),
     ]);

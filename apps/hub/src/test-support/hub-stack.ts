@@ -1,18 +1,19 @@
 /**
  * One hub with its own Redis and database, as most suites need: `startStack('sqlite' |
- * 'postgres')`. PostgreSQL is one server per test file (started on first use, stopped by
- * `stopPostgres()` in the file's afterAll), with a fresh database per hub.
+ * 'postgres')`, through the shared launcher of `@rampart/test-services/hub`. PostgreSQL is one
+ * server per test file (started on first use, stopped by `stopPostgres()` in the file's
+ * afterAll), with a fresh database per hub.
  *
- * `stop()` also checks that the hub never wrote a secret (the admin token, any site key the
- * suite was given) to its output.
+ * The stack's `client` shares the hub's set of secrets, so `stop()` also fails if the hub ever
+ * wrote one to its output: the admin token, or any site key the suite was issued.
  */
 import { join } from 'node:path';
+import { type Hub, type HubOptions, startHub } from '@rampart/test-services/hub';
 import { sharedPostgres } from '@rampart/test-services/postgres-server';
-import { type RedisServerHandle, startRedisServer } from '@rampart/test-services/redis-server';
+import type { RedisServerHandle } from '@rampart/test-services/redis-server';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { HubClient } from './hub-client.js';
-import { type HubOptions, type HubProcess, startHub } from './hub-process.js';
 
 export type DatabaseKind = 'sqlite' | 'postgres';
 
@@ -28,7 +29,7 @@ export const freshPostgresDatabase = (): Promise<string> => postgres.freshDataba
 export const stopPostgres = (): Promise<void> => postgres.stop();
 
 export interface HubStack {
-  readonly hub: HubProcess;
+  readonly hub: Hub;
   readonly redis: RedisServerHandle;
   readonly client: HubClient;
   readonly databaseUrl: string | undefined;
@@ -40,34 +41,17 @@ export interface HubStack {
 
 export async function startStack(
   kind: DatabaseKind,
-  options: Omit<HubOptions, 'redisUrl' | 'databaseUrl'> = {},
+  options: Omit<HubOptions, 'redis' | 'databaseUrl'> = {},
 ): Promise<HubStack> {
-  const [redis, databaseUrl] = await Promise.all([
-    startRedisServer(),
-    kind === 'postgres' ? freshPostgresDatabase() : Promise.resolve(undefined),
-  ]);
-  let hub: HubProcess;
-  try {
-    hub = await startHub({ ...options, redisUrl: redis.url, databaseUrl });
-  } catch (error) {
-    await redis.stop();
-    throw error;
-  }
-  const client = new HubClient(hub.url, hub.adminToken);
+  const databaseUrl = kind === 'postgres' ? await freshPostgresDatabase() : undefined;
+  const hub = await startHub({ ...options, databaseUrl });
   return {
     hub,
-    redis,
-    client,
+    redis: hub.redis,
+    client: new HubClient(hub.url, hub.adminToken, hub.secrets),
     databaseUrl,
     query: (sql) => queryDatabase(databaseUrl, hub.dataDir, sql),
-    stop: async () => {
-      try {
-        await hub.stop();
-        client.expectNoSecret('the hub output', hub.output());
-      } finally {
-        await redis.stop();
-      }
-    },
+    stop: () => hub.close(),
   };
 }
 
