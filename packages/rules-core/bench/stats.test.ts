@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mean, median, p99, percentile, summarize } from './stats.js';
+import { mean, median, p99, percentile, summarize } from './stats.ts';
 
 describe('stats', () => {
   const samples = Float64Array.from({ length: 100 }, (_, i) => 100 - i); // 100..1, unsorted

@@ -7,10 +7,16 @@
  * binary search: an address "should match" when its interval has at least one label, and the
  * anchor's id is right when it is one of those labels.
  */
-import { ipToBigInt, parseIp, parseIpInto } from '../ip/address.js';
-import { flattenRanges } from '../ip/flatten.js';
-import type { IpRange } from '../ip/range.js';
-import { labelsOfSet, lookupV4, lookupV6, packRanges, type RangeTable } from '../ip/range-table.js';
+import { ipToBigInt, parseIp, parseIpInto } from '@rampart/rules-core/ip/address';
+import { flattenRanges } from '@rampart/rules-core/ip/flatten';
+import type { IpRange } from '@rampart/rules-core/ip/range';
+import {
+  labelsOfSet,
+  lookupV4,
+  lookupV6,
+  packRanges,
+  type RangeTable,
+} from '@rampart/rules-core/ip/range-table';
 
 /** Exact lookups over one table's ranges; labels are indices into the ranges. */
 export interface ReferenceTable {

@@ -12,9 +12,9 @@ import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** `packages/rules-core/.bench-cache/`, from either `src/bench` or `dist/bench`. */
+/** `packages/rules-core/.bench-cache/`, created on first use. */
 export function benchCacheDir(): string {
-  const dir = fileURLToPath(new URL('../../.bench-cache/', import.meta.url));
+  const dir = fileURLToPath(new URL('../.bench-cache/', import.meta.url));
   mkdirSync(dir, { recursive: true });
   return dir;
 }

@@ -12,7 +12,7 @@
  * process (`max_stall_ms`, the strict figure, code not yet compiled), once more for a second load
  * into the warm process (`reload_max_stall_ms`, what a snapshot swap on a live server costs).
  *
- * Usage: `node --expose-gc dist/bench/load-probe.js <snapshot.sqlite>`
+ * Usage: `node --expose-gc bench/load-probe.ts <snapshot.sqlite>`
  */
 import { performance } from 'node:perf_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
@@ -27,9 +27,9 @@ async function collect(gc: () => void): Promise<void> {
 }
 
 type Modules = {
-  readonly openSnapshot: typeof import('../snapshot/reader.js').openSnapshot;
-  readonly Evaluator: typeof import('../evaluator/evaluator.js').Evaluator;
-  readonly startStallMonitor: typeof import('./stall-monitor.js').startStallMonitor;
+  readonly openSnapshot: typeof import('@rampart/rules-core/snapshot/reader').openSnapshot;
+  readonly Evaluator: typeof import('@rampart/rules-core/evaluator/evaluator').Evaluator;
+  readonly startStallMonitor: typeof import('./stall-monitor.ts').startStallMonitor;
 };
 
 /** Opens the snapshot and builds an evaluator on it, timing both and the longest stall. */
@@ -51,11 +51,11 @@ async function main(path: string | undefined): Promise<void> {
   await collect(gc);
   const rssBefore = process.memoryUsage().rss;
   const modules: Modules = {
-    openSnapshot: (await import('../snapshot/reader.js')).openSnapshot,
-    Evaluator: (await import('../evaluator/evaluator.js')).Evaluator,
-    startStallMonitor: (await import('./stall-monitor.js')).startStallMonitor,
+    openSnapshot: (await import('@rampart/rules-core/snapshot/reader')).openSnapshot,
+    Evaluator: (await import('@rampart/rules-core/evaluator/evaluator')).Evaluator,
+    startStallMonitor: (await import('./stall-monitor.ts')).startStallMonitor,
   };
-  const { probeRequest } = await import('./worst-case-rules.js');
+  const { probeRequest } = await import('./worst-case-rules.ts');
   const first = await load(modules, path);
   first.evaluator.evaluate(probeRequest('192.0.2.1'));
   await collect(gc);

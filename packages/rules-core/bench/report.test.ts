@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type BenchResults, formatReport, summarize } from './report.js';
-import { summarize as summarizeSamples } from './stats.js';
+import { type BenchResults, formatReport, summarize } from './report.ts';
+import { summarize as summarizeSamples } from './stats.ts';
 
 const errors = {
   lookups: 10,

@@ -1,10 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parseIpRange } from '@rampart/rules-core/ip/range';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseIpRange } from '../ip/range.js';
-import { matchNeighbours, memberId, tableMembers } from './wafris-layout.js';
-import { buildWafrisSqlite, openWafrisSqlite } from './wafris-sqlite.js';
+import { matchNeighbours, memberId, tableMembers } from './wafris-layout.ts';
+import { buildWafrisSqlite, openWafrisSqlite } from './wafris-sqlite.ts';
 
 const ranges = [
   '10.0.0.0/8',

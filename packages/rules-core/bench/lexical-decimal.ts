@@ -9,7 +9,7 @@
  * `...016909061` (WAF-SPEC defect 3). This module keeps that defect on purpose: the benchmark must
  * measure the layout the anchor actually ships, not a corrected one.
  */
-import { IpParseError, parseIpInto } from '../ip/address.js';
+import { IpParseError, parseIpInto } from '@rampart/rules-core/ip/address';
 
 /** Digits of 2^128 - 1: every address fits. */
 export const LEXICAL_DECIMAL_WIDTH = 39;

@@ -1,7 +1,7 @@
+import { isIp } from '@rampart/rules-core/ip/address';
+import { parseIpRange } from '@rampart/rules-core/ip/range';
 import { describe, expect, it } from 'vitest';
-import { isIp } from '../ip/address.js';
-import { parseIpRange } from '../ip/range.js';
-import { generateIpSet, rangeStartSet } from './ip-sets.js';
+import { generateIpSet, rangeStartSet } from './ip-sets.ts';
 
 const v6Ranges = parseIpRange('2001:db8::/48');
 

@@ -10,8 +10,11 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import type { AsnEntry, CountryEntry } from '../datasets/dataset.js';
-import { importAsnCsvFile, importCountryCsvFile } from '../datasets/ip-location-db.js';
+import type { AsnEntry, CountryEntry } from '@rampart/rules-core/datasets/dataset';
+import {
+  importAsnCsvFile,
+  importCountryCsvFile,
+} from '@rampart/rules-core/datasets/ip-location-db';
 
 export interface DatasetPackage {
   readonly name: string;

@@ -15,21 +15,21 @@
  * BENCH_SIZES=1000,10000  BENCH_RUNS=1  BENCH_RANGE_LIMIT=50000 (first N entries per file).
  */
 import { performance } from 'node:perf_hooks';
+import { Evaluator } from '@rampart/rules-core/evaluator/evaluator';
+import { parseRuleSet } from '@rampart/rules-core/rules/validate';
+import { openSnapshot } from '@rampart/rules-core/snapshot/reader';
+import { SCHEMA_VERSION } from '@rampart/rules-core/snapshot/schema';
+import { writeSnapshot } from '@rampart/rules-core/snapshot/writer';
 import { startRedisServer } from '@rampart/test-services/redis-server';
 import { Redis } from 'ioredis';
-import { Evaluator } from '../evaluator/evaluator.js';
-import { parseRuleSet } from '../rules/validate.js';
-import { openSnapshot } from '../snapshot/reader.js';
-import { SCHEMA_VERSION } from '../snapshot/schema.js';
-import { writeSnapshot } from '../snapshot/writer.js';
-import { buildReference } from './accuracy.js';
-import { cacheDigest, cachedFile } from './build-cache.js';
+import { buildReference } from './accuracy.ts';
+import { cacheDigest, cachedFile } from './build-cache.ts';
 import {
   type DatasetFiles,
   type ImportedDatasets,
   importDatasets,
   resolveDatasetFiles,
-} from './dataset-files.js';
+} from './dataset-files.ts';
 import {
   accuracyOf,
   type Contenders,
@@ -41,20 +41,20 @@ import {
   sameIds,
   TABLES,
   warmUp,
-} from './passes.js';
+} from './passes.ts';
 import {
   type Inputs,
   makeInputs,
   makeWorstCase,
   missingBlockedNetworks,
   type References,
-} from './probe-inputs.js';
-import { type BenchResults, formatReport, summarize } from './report.js';
-import { runLoadProbes } from './run-load-probe.js';
-import { summarize as summarizeSamples } from './stats.js';
-import { loadWafrisRedis } from './wafris-redis.js';
-import { buildWafrisSqlite, openWafrisSqlite, type WafrisTable } from './wafris-sqlite.js';
-import { rangeText, type WorstCase } from './worst-case-rules.js';
+} from './probe-inputs.ts';
+import { type BenchResults, formatReport, summarize } from './report.ts';
+import { runLoadProbes } from './run-load-probe.ts';
+import { summarize as summarizeSamples } from './stats.ts';
+import { loadWafrisRedis } from './wafris-redis.ts';
+import { buildWafrisSqlite, openWafrisSqlite, type WafrisTable } from './wafris-sqlite.ts';
+import { rangeText, type WorstCase } from './worst-case-rules.ts';
 
 /** Fresh processes the snapshot load is measured in (the median run is reported). */
 const LOAD_PROBE_RUNS = 5;

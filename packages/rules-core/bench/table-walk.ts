@@ -8,8 +8,8 @@
  * rules-core README shows the measurements). Timed next to each run of the engine, it tells a
  * reader which state a figure was measured in.
  */
-import { UNBUILT } from '../regex/lazy-dfa/lazy-dfa.js';
-import type { CompiledRuleSet } from '../substitution/rule-set.js';
+import { UNBUILT } from '@rampart/rules-core/regex/lazy-dfa/lazy-dfa';
+import type { CompiledRuleSet } from '@rampart/rules-core/substitution/rule-set';
 
 /**
  * Walks `set`'s transition table over `page` from the start state; an unbuilt transition goes

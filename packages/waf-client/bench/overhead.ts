@@ -28,8 +28,9 @@ import { Evaluator } from '@rampart/rules-core/evaluator/evaluator';
 import { parseRuleSet } from '@rampart/rules-core/rules/validate';
 import { openSnapshot } from '@rampart/rules-core/snapshot/reader';
 import { writeSnapshot } from '@rampart/rules-core/snapshot/writer';
-import type { RampartMode } from '../config/options.js';
-import { createRampart } from '../rampart.js';
+import type { RampartMode } from '@rampart/waf-client/config/options';
+import { createRampart } from '@rampart/waf-client/rampart';
+import { STANDARD_RULES } from '../src/test-support/snapshots.ts';
 
 const KEY = 'rk_bench_key_0123456789abcdefghijklmnop';
 const work = mkdtempSync(join(tmpdir(), 'rampart-bench-'));
@@ -41,31 +42,10 @@ interface Served {
 }
 
 function snapshot(version: number, extraRules: number, countryRanges: number): Served {
+  // The tests' rules (one of each decision type), a country rule, and `extraRules` patterns.
   const rules: unknown[] = [
-    { id: 'office', type: 'ip', action: 'allow', ranges: ['198.51.100.0/24'] },
-    { id: 'bad', type: 'ip', action: 'block', ranges: ['203.0.113.0/24', '2001:db8:bad::/48'] },
+    ...STANDARD_RULES,
     { id: 'geo', type: 'country', action: 'block', countries: ['KP'] },
-    {
-      id: 'wp',
-      type: 'pattern',
-      action: 'block',
-      when: [{ field: 'path', match: 'prefix', value: '/wp-admin' }],
-    },
-    {
-      id: 'ua',
-      type: 'pattern',
-      action: 'block',
-      when: [{ field: 'user_agent', match: 'contains', value: 'sqlmap' }],
-    },
-    {
-      id: 'login',
-      type: 'rate_limit',
-      methods: ['POST'],
-      when: [{ field: 'path', match: 'exact', value: '/login' }],
-      key: { kind: 'ip' },
-      windowSeconds: 60,
-      limit: 10,
-    },
   ];
   for (let i = 0; i < extraRules; i++) {
     rules.push({
@@ -361,7 +341,7 @@ function makeRequests(n: number): Partial<IncomingMessage>[] {
       kind < 10
         ? `2001:db8:${(i % 4096).toString(16)}::${(i % 65536).toString(16)}`
         : kind === 10
-          ? '203.0.113.5'
+          ? '203.0.113.66'
           : kind === 11
             ? '198.51.100.9'
             : `192.0.${(i >> 8) & 255}.${i & 255}`;

@@ -10,13 +10,18 @@
  * random but redrawn while they contain a probe. Pattern rules use realistic attack signatures
  * that the (benign) probe request does not contain.
  */
-import type { ReputationList } from '../datasets/dataset.js';
-import type { RequestInfo } from '../evaluator/request.js';
-import { formatIpv4, formatIpv6, type Ipv6Address, ipFromBigInt } from '../ip/address.js';
-import type { IpRange } from '../ip/range.js';
-import type { Pattern } from '../rules/model.js';
-import { addressInRange, below, mulberry32, type Uint32Source } from './ip-sets.js';
-import type { ProbeIndex } from './probe-index.js';
+import type { ReputationList } from '@rampart/rules-core/datasets/dataset';
+import type { RequestInfo } from '@rampart/rules-core/evaluator/request';
+import {
+  formatIpv4,
+  formatIpv6,
+  type Ipv6Address,
+  ipFromBigInt,
+} from '@rampart/rules-core/ip/address';
+import type { IpRange } from '@rampart/rules-core/ip/range';
+import type { Pattern } from '@rampart/rules-core/rules/model';
+import { addressInRange, below, mulberry32, type Uint32Source } from './ip-sets.ts';
+import type { ProbeIndex } from './probe-index.ts';
 
 /** The request shape of `Evaluator.evaluate`. */
 export type ProbeRequest = RequestInfo;

@@ -4,7 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import type { LoadMeasurements } from './report.js';
+import type { LoadMeasurements } from './report.ts';
 
 /**
  * Runs the probe `runs` times, one fresh process each, and reports the run with the median
@@ -22,7 +22,7 @@ export async function runLoadProbes(snapshotPath: string, runs: number): Promise
 
 /** Opens the snapshot in a fresh `node --expose-gc` process (see `load-probe.ts`). */
 export function runLoadProbe(snapshotPath: string): Promise<LoadMeasurements> {
-  const script = fileURLToPath(new URL('./load-probe.js', import.meta.url));
+  const script = fileURLToPath(new URL('./load-probe.ts', import.meta.url));
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--expose-gc', script, snapshotPath], {
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -4,8 +4,8 @@
  * no probe falls in: every probe must then be checked against every category and fall through
  * to `pass`, which is the slowest path through the evaluator.
  */
-import { ipToBigInt, parseIp } from '../ip/address.js';
-import type { IpRange } from '../ip/range.js';
+import { ipToBigInt, parseIp } from '@rampart/rules-core/ip/address';
+import type { IpRange } from '@rampart/rules-core/ip/range';
 
 export interface ProbeIndex {
   /** True when at least one probe address lies in `range`. */

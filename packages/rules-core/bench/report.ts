@@ -7,7 +7,7 @@
  * of an implementation is the average over set sizes, each size weighing the same. Rampart's
  * median and p99 come from timing every call of every pass of every size individually.
  */
-import { mean, type Summary } from './stats.js';
+import { mean, type Summary } from './stats.ts';
 
 export const TARGETS = {
   ratioVsWafrisSqlite: 10,

@@ -14,8 +14,8 @@
  * - with nested ranges, an address of the outer range after the inner one finds the inner
  *   range's end below it and the outer range's end above it: no match.
  */
-import type { IpRange } from '../ip/range.js';
-import { lexicalDecimal } from './lexical-decimal.js';
+import type { IpRange } from '@rampart/rules-core/ip/range';
+import { lexicalDecimal } from './lexical-decimal.ts';
 
 /** The two members of range number `id`. */
 export function rangeMembers(range: IpRange, id: number): [start: string, end: string] {

@@ -9,7 +9,7 @@
  * - "dense": rules hitting common tags, attributes and a fifth of the words: roughly one match
  *   every ~25 bytes (about 40 000 in the page).
  */
-import type { SubstitutionRule } from '../substitution/rule-set.js';
+import type { SubstitutionRule } from '@rampart/rules-core/substitution/rule-set';
 
 /** mulberry32: a tiny seeded PRNG, so the page is identical on every run and machine. */
 function prng(seed: number): () => number {

@@ -3,16 +3,16 @@
  * warm-up set, range-start probes for the anchor's defect 1, and the worst-case rule set built
  * around them (see `worst-case-rules.ts` for why rules and probes must miss each other).
  */
-import type { ReferenceTable } from './accuracy.js';
-import type { ImportedDatasets } from './dataset-files.js';
-import { generateIpSet, type IpSetSource, rangeStartSet, v4ShareOf } from './ip-sets.js';
-import { indexProbes } from './probe-index.js';
+import type { ReferenceTable } from './accuracy.ts';
+import type { ImportedDatasets } from './dataset-files.ts';
+import { generateIpSet, type IpSetSource, rangeStartSet, v4ShareOf } from './ip-sets.ts';
+import { indexProbes } from './probe-index.ts';
 import {
   BLOCKED_ASNS,
   BLOCKED_COUNTRIES,
   buildWorstCase,
   type WorstCase,
-} from './worst-case-rules.js';
+} from './worst-case-rules.ts';
 
 const SEED = 0x5eed_2024;
 const WARMUP_SIZE = 2000;

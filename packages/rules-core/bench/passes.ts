@@ -3,27 +3,28 @@
  * set in the seed's order (SQLite, Redis, Rampart, repeated), and the check of the anchor's
  * answers against exact lookups.
  */
+
+import type { Evaluator } from '@rampart/rules-core/evaluator/evaluator';
+import type { RequestInfo } from '@rampart/rules-core/evaluator/request';
 import type { Redis } from 'ioredis';
-import type { Evaluator } from '../evaluator/evaluator.js';
-import type { RequestInfo } from '../evaluator/request.js';
 import {
   type AccuracyCounts,
   addCounts,
   compareWithReference,
   type ReferenceTable,
   ZERO_COUNTS,
-} from './accuracy.js';
+} from './accuracy.ts';
 import {
   timeEachEvaluation,
   timeEvaluationPass,
   timeRedisPass,
   timeSqlitePass,
-} from './measure.js';
-import type { Inputs, References } from './probe-inputs.js';
-import type { SizeMeasurements } from './report.js';
-import { summarize as summarizeSamples } from './stats.js';
-import type { WafrisSqliteLookup } from './wafris-sqlite.js';
-import { probeRequest } from './worst-case-rules.js';
+} from './measure.ts';
+import type { Inputs, References } from './probe-inputs.ts';
+import type { SizeMeasurements } from './report.ts';
+import { summarize as summarizeSamples } from './stats.ts';
+import type { WafrisSqliteLookup } from './wafris-sqlite.ts';
+import { probeRequest } from './worst-case-rules.ts';
 
 /** The anchor's tables, in lookup order; ids index the `country` and `asn` entries. */
 export const TABLES = ['country', 'asn'] as const;

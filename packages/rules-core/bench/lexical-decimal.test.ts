@@ -1,6 +1,6 @@
+import { IpParseError } from '@rampart/rules-core/ip/address';
 import { describe, expect, it } from 'vitest';
-import { IpParseError } from '../ip/address.js';
-import { ipToLexicalDecimal, LEXICAL_DECIMAL_WIDTH, lexicalDecimal } from './lexical-decimal.js';
+import { ipToLexicalDecimal, LEXICAL_DECIMAL_WIDTH, lexicalDecimal } from './lexical-decimal.ts';
 
 describe('lexical decimal (the anchor encoding)', () => {
   it('pads to 39 digits so text order is numeric order', () => {

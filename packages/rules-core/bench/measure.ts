@@ -6,11 +6,12 @@
  * allocation-free parser for Rampart), as it would on a request. Inputs (IP strings, request
  * objects) are prepared before the clock starts. Durations are in nanoseconds.
  */
+
+import type { Evaluator } from '@rampart/rules-core/evaluator/evaluator';
+import type { RequestInfo } from '@rampart/rules-core/evaluator/request';
 import type { Redis } from 'ioredis';
-import type { Evaluator } from '../evaluator/evaluator.js';
-import type { RequestInfo } from '../evaluator/request.js';
-import { lookupWafrisRedis } from './wafris-redis.js';
-import type { WafrisSqliteLookup } from './wafris-sqlite.js';
+import { lookupWafrisRedis } from './wafris-redis.ts';
+import type { WafrisSqliteLookup } from './wafris-sqlite.ts';
 
 const now = () => process.hrtime.bigint();
 

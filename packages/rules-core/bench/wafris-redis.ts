@@ -10,9 +10,9 @@
  * batch size is the peer).
  */
 import type { Redis } from 'ioredis';
-import { ipToLexicalDecimal } from './lexical-decimal.js';
-import { matchNeighbours, tableMembers } from './wafris-layout.js';
-import type { WafrisTable } from './wafris-sqlite.js';
+import { ipToLexicalDecimal } from './lexical-decimal.ts';
+import { matchNeighbours, tableMembers } from './wafris-layout.ts';
+import type { WafrisTable } from './wafris-sqlite.ts';
 
 /** Members per ZADD and ZADDs per pipeline while loading: about 5 MB in flight at a time. */
 const MEMBERS_PER_ZADD = 1000;

@@ -9,8 +9,13 @@
  * randomly chosen dataset range and a minority uniformly in 2000::/3 (global unicast), which
  * mostly miss.
  */
-import { formatIpv4, formatIpv6, type Ipv6Address, ipFromBigInt } from '../ip/address.js';
-import type { IpRange } from '../ip/range.js';
+import {
+  formatIpv4,
+  formatIpv6,
+  type Ipv6Address,
+  ipFromBigInt,
+} from '@rampart/rules-core/ip/address';
+import type { IpRange } from '@rampart/rules-core/ip/range';
 
 /** A generator of uniform uint32 values. */
 export type Uint32Source = () => number;

@@ -1,6 +1,6 @@
+import { parseIpRange } from '@rampart/rules-core/ip/range';
 import { describe, expect, it } from 'vitest';
-import { parseIpRange } from '../ip/range.js';
-import { buildReference, compareWithReference } from './accuracy.js';
+import { buildReference, compareWithReference } from './accuracy.ts';
 
 const ranges = ['10.0.0.0/8', '10.1.0.0/16', '2001:db8::/32'].flatMap(parseIpRange);
 

@@ -6,10 +6,11 @@
  * prepared statements: the nearest member at-or-above the address and the nearest at-or-below.
  * SQLite runs with its defaults on the read side, as the anchor's client opens the file.
  */
+
+import type { IpRange } from '@rampart/rules-core/ip/range';
 import Database from 'better-sqlite3';
-import type { IpRange } from '../ip/range.js';
-import { ipToLexicalDecimal } from './lexical-decimal.js';
-import { matchNeighbours, tableMembers } from './wafris-layout.js';
+import { ipToLexicalDecimal } from './lexical-decimal.ts';
+import { matchNeighbours, tableMembers } from './wafris-layout.ts';
 
 export interface WafrisTable {
   /** SQL identifier: lower-case letters and underscores. */

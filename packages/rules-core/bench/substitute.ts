@@ -29,10 +29,10 @@ import {
   type CompiledRuleSet,
   compileRuleSet,
   type SubstitutionRule,
-} from '../substitution/rule-set.js';
-import { Substituter } from '../substitution/substituter.js';
-import { denseRules, fewRules, htmlPage } from './substitute-corpus.js';
-import { walkTable } from './table-walk.js';
+} from '@rampart/rules-core/substitution/rule-set';
+import { Substituter } from '@rampart/rules-core/substitution/substituter';
+import { denseRules, fewRules, htmlPage } from './substitute-corpus.ts';
+import { walkTable } from './table-walk.ts';
 
 const CHUNK = 16 * 1024;
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
@@ -150,7 +150,7 @@ interface Re2Like {
 
 /** A peer from node_modules or from .bench-cache/peers (see scripts/ensure-bench-peers.mjs). */
 function loadOptional<T>(name: string): T | undefined {
-  const peers = fileURLToPath(new URL('../../.bench-cache/peers/node_modules/', import.meta.url));
+  const peers = fileURLToPath(new URL('../.bench-cache/peers/node_modules/', import.meta.url));
   for (const from of [name, `${peers}${name}`]) {
     try {
       return require(from) as T;
