@@ -10,14 +10,9 @@ import { findFreePort } from '@rampart/test-services/free-port';
 import { type Hub, startHub } from '@rampart/test-services/hub';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDemo } from '../test-support/demo-server.js';
+import { DEMO_RULES } from '../waf/demo-rules.js';
 import { createWaf } from '../waf/waf.js';
-import {
-  DEMO_RULES,
-  ProvisionError,
-  provisionDemoSite,
-  provisionWhenReady,
-  waitForHub,
-} from './provision.js';
+import { ProvisionError, provisionDemoSite, provisionWhenReady, waitForHub } from './provision.js';
 
 let hub: Hub;
 let dir: string;

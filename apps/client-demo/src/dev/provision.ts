@@ -8,42 +8,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-
-/** Rules a fresh demo site starts with (edit them in the hub afterwards). */
-export const DEMO_RULES: readonly Record<string, unknown>[] = [
-  {
-    id: 'no-wp-admin',
-    type: 'pattern',
-    action: 'block',
-    when: [{ field: 'path', match: 'prefix', value: '/wp-admin' }],
-    note: 'nothing here is WordPress: probes only',
-  },
-  {
-    id: 'no-scanners',
-    type: 'pattern',
-    action: 'block',
-    when: [{ field: 'user_agent', match: 'contains', value: 'sqlmap' }],
-    note: 'a well-known scanner',
-  },
-  {
-    id: 'login-rate',
-    type: 'rate_limit',
-    methods: ['POST'],
-    when: [{ field: 'path', match: 'exact', value: '/login' }],
-    key: { kind: 'ip' },
-    windowSeconds: 60,
-    limit: 10,
-    note: 'credential stuffing: 10 login attempts per minute per address',
-  },
-  {
-    id: 'watch-dotfiles',
-    type: 'pattern',
-    action: 'block',
-    mode: 'monitor',
-    when: [{ field: 'path', match: 'prefix', value: '/.' }],
-    note: 'monitor only: see what probes for /.env, /.git and friends',
-  },
-];
+import { DEMO_RULES, type RuleJson } from '../waf/demo-rules.js';
 
 export interface ProvisionOptions {
   readonly hubUrl: string;
@@ -52,7 +17,8 @@ export interface ProvisionOptions {
   /** Where the site key is kept (created with mode 0600). */
   readonly keyFile: string;
   readonly log: (line: string) => void;
-  readonly rules?: readonly Record<string, unknown>[];
+  /** Default the demo rules (`waf/demo-rules.ts`). */
+  readonly rules?: readonly RuleJson[];
 }
 
 export interface Provisioned {

@@ -12,39 +12,12 @@ import { findFreePort } from '@rampart/test-services/free-port';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Browser } from '../test-support/browser.js';
 import { type DemoServer, startDemo } from '../test-support/demo-server.js';
+import { withLoginLimit } from './demo-rules.js';
 import { installSnapshot } from './snapshot-dir.js';
 import { createWaf } from './waf.js';
 
-const RULES = [
-  {
-    id: 'no-wp-admin',
-    type: 'pattern',
-    action: 'block',
-    when: [{ field: 'path', match: 'prefix', value: '/wp-admin' }],
-  },
-  {
-    id: 'no-scanners',
-    type: 'pattern',
-    action: 'block',
-    when: [{ field: 'user_agent', match: 'contains', value: 'sqlmap' }],
-  },
-  {
-    id: 'login-rate',
-    type: 'rate_limit',
-    methods: ['POST'],
-    when: [{ field: 'path', match: 'exact', value: '/login' }],
-    key: { kind: 'ip' },
-    windowSeconds: 60,
-    limit: 2,
-  },
-  {
-    id: 'watch-dotfiles',
-    type: 'pattern',
-    action: 'block',
-    mode: 'monitor',
-    when: [{ field: 'path', match: 'prefix', value: '/.' }],
-  },
-];
+// The demo's own rules, with a login limit a test reaches in three posts.
+const RULES = withLoginLimit(2);
 
 const SERVER_TIMING = (action: string, mode: string) =>
   new RegExp(
