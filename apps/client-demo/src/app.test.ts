@@ -3,7 +3,7 @@ import { LOGIN_FAILED } from './controllers/sessions-controller.js';
 import { DEMO_USER, SEED_PRODUCTS } from './db/seed.js';
 import { ProductModel } from './models/product.js';
 import { UserModel } from './models/user.js';
-import { Browser } from './test-support/browser.js';
+import { Browser, type Page } from './test-support/browser.js';
 import {
   DATABASE_KINDS,
   type DemoServer,
@@ -58,7 +58,7 @@ describe.each(DATABASE_KINDS)('the demo on %s', (kind) => {
     expect(home.status).toBe(200);
     expect(home.headers.get('content-type')).toMatch(/^text\/html/);
     expect(home.text).toContain('Tools for patient gardeners');
-    expect(home.headers.get('content-security-policy')).toContain("default-src 'self'");
+    expectSecurityHeaders(home);
 
     const list = await browser.get('/products');
     for (const product of SEED_PRODUCTS) expect(list.text).toContain(`/products/${product.slug}`);
@@ -76,6 +76,9 @@ describe.each(DATABASE_KINDS)('the demo on %s', (kind) => {
     const missing = await browser.get('/products/no-such-thing');
     expect(missing.status).toBe(404);
     expect(missing.text).toContain('Not found');
+    for (const page of [list, detail, missing, await browser.get('/login')]) {
+      expectSecurityHeaders(page);
+    }
   });
 
   it('logs the demo user in and shows the account page', async () => {
@@ -195,3 +198,38 @@ describe('configuration errors', () => {
     );
   });
 });
+
+/** helmet's headers as `middleware/security-headers.ts` configures them. */
+function expectSecurityHeaders(page: Page, { https = false } = {}): void {
+  const csp = Object.fromEntries(
+    (page.headers.get('content-security-policy') ?? '').split(';').map((directive) => {
+      const [name, ...values] = directive.trim().split(/\s+/);
+      return [name, values.join(' ')];
+    }),
+  );
+  expect(csp).toEqual({
+    'default-src': "'self'",
+    'style-src': "'self'",
+    'img-src': "'self' data:",
+    'form-action': "'self'",
+    'frame-ancestors': "'none'",
+    'base-uri': "'none'",
+    'object-src': "'none'",
+    'script-src-attr': "'none'",
+    ...(https ? { 'upgrade-insecure-requests': '' } : {}),
+  });
+  expect(Object.fromEntries(page.headers)).toMatchObject({
+    'x-content-type-options': 'nosniff',
+    'x-frame-options': 'DENY',
+    'referrer-policy': 'same-origin',
+    'cross-origin-opener-policy': 'same-origin',
+    'cross-origin-resource-policy': 'same-origin',
+    'origin-agent-cluster': '?1',
+    'strict-transport-security': 'max-age=31536000; includeSubDomains',
+    'x-dns-prefetch-control': 'off',
+    'x-download-options': 'noopen',
+    'x-permitted-cross-domain-policies': 'none',
+    'x-xss-protection': '0',
+  });
+  expect(page.headers.get('x-powered-by')).toBeNull();
+}

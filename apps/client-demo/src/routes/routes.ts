@@ -52,7 +52,11 @@ export function routes(deps: RouteDependencies): Router {
   if (deps.extra) router.use(deps.extra);
 
   const pages = express.Router();
-  pages.use(securityHeaders, sessionMiddleware(deps.session), loadCurrentUser(users));
+  pages.use(
+    securityHeaders({ https: deps.session.secure }),
+    sessionMiddleware(deps.session),
+    loadCurrentUser(users),
+  );
   pages.get('/', home.index);
   pages.get('/products', catalogue.index);
   pages.get('/products/:slug', catalogue.show);
