@@ -1,4 +1,5 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import Keygrip from 'keygrip';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { LOGIN_FAILED } from './controllers/sessions-controller.js';
 import { DEMO_USER, SEED_PRODUCTS } from './db/seed.js';
 import { ProductModel } from './models/product.js';
@@ -86,8 +87,15 @@ describe.each(DATABASE_KINDS)('the demo on %s', (kind) => {
     const login = await browser.logIn(DEMO_USER.email.toUpperCase(), DEMO_USER.password);
     expect(login.status).toBe(303);
     expect(login.headers.get('location')).toBe('/account');
-    const cookie = login.headers.getSetCookie().join('\n');
-    expect(cookie).toMatch(/demo_session=[^;]+; Path=\/; HttpOnly; SameSite=Lax/);
+    // The session and its signature, both HttpOnly, SameSite=Lax, for the whole site, for the
+    // configured lifetime (DEMO_SESSION_MAX_AGE, default 8 h), and not Secure (not configured).
+    for (const name of [SESSION, `${SESSION}.sig`]) {
+      const cookie = setCookie(login, name);
+      expect(cookie?.value).toMatch(/^[\w+/=-]+$/);
+      expect(cookie?.attributes).toMatchObject({ path: '/', httponly: '', samesite: 'lax' });
+      expect(cookie?.attributes).not.toHaveProperty('secure');
+      expect(expiresIn(cookie?.attributes.expires)).toBeCloseTo(8 * 3600, -1);
+    }
 
     const account = await browser.get('/account');
     expect(account.status).toBe(200);
@@ -111,11 +119,17 @@ describe.each(DATABASE_KINDS)('the demo on %s', (kind) => {
     const account = await browser.get('/account');
     expect(account.status).toBe(302);
     expect(account.headers.get('location')).toBe('/login?next=%2Faccount');
-    // A forged cookie is ignored.
-    const forged = await new Browser(server.url).get('/account', {
-      cookie: `demo_session=${Buffer.from(JSON.stringify({ u: 1, c: 'x'.repeat(43), e: 4e9 })).toString('base64url')}.forged`,
-    });
-    expect(forged.status).toBe(302);
+    // A forged cookie is ignored: no signature, a made-up one, or one under another secret.
+    const session = encodeSession({ userId: 1, csrfToken: 'x'.repeat(64), expiresAt: 4e9 });
+    const otherSecret = new Keygrip(['not-the-secret-not-the-secret-not-the'], 'sha256');
+    for (const cookie of [
+      `${SESSION}=${session}`,
+      `${SESSION}=${session}; ${SESSION}.sig=forged`,
+      `${SESSION}=${session}; ${SESSION}.sig=${otherSecret.sign(`${SESSION}=${session}`)}`,
+    ]) {
+      const forged = await new Browser(server.url).get('/account', { cookie });
+      expect(forged.status).toBe(302);
+    }
   });
 
   it('rejects a login post without the session-bound CSRF token', async () => {
@@ -147,7 +161,12 @@ describe.each(DATABASE_KINDS)('the demo on %s', (kind) => {
     const out = await browser.post('/logout', { _csrf: after });
     expect(out.status).toBe(303);
     expect(out.headers.get('location')).toBe('/');
-    expect(out.headers.getSetCookie().join('\n')).toMatch(/demo_session=; .*Max-Age=0/);
+    // Both cookies cleared: the session emptied and expired, its signature expired.
+    expect(setCookie(out, SESSION)?.value).toBe('');
+    for (const name of [SESSION, `${SESSION}.sig`]) {
+      expect(setCookie(out, name)?.attributes.expires).toBe('Thu, 01 Jan 1970 00:00:00 GMT');
+    }
+    expect(browser.cookies.size).toBe(0);
     expect((await browser.get('/account')).status).toBe(302);
   });
 
@@ -181,6 +200,135 @@ describe.each(DATABASE_KINDS)('the demo on %s', (kind) => {
   });
 });
 
+describe('the session cookie (cookie-session) and its CSRF token (csrf-sync)', () => {
+  const LIFETIME = 3600;
+  let server: DemoServer;
+  beforeAll(async () => {
+    server = await startDemo({
+      env: { DEMO_SESSION_SECRET: SECRET, DEMO_SESSION_MAX_AGE: String(LIFETIME) },
+    });
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  const signed = (session: Record<string, unknown>, keys = new Keygrip([SECRET], 'sha256')) => {
+    const value = encodeSession(session);
+    return `${SESSION}=${value}; ${SESSION}.sig=${keys.sign(`${SESSION}=${value}`)}`;
+  };
+
+  it('keeps the expiry inside the signed session and refuses a replayed cookie after it', async () => {
+    const browser = new Browser(server.url);
+    const login = await browser.logIn(DEMO_USER.email, DEMO_USER.password);
+    const now = Date.now();
+    const cookie = setCookie(login, SESSION);
+    expect(expiresIn(cookie?.attributes.expires)).toBeCloseTo(LIFETIME, -1);
+    const session = decodeSession(cookie?.value);
+    expect(session.userId).toBeGreaterThan(0);
+    expect((session.expiresAt as number) - now / 1000).toBeCloseTo(LIFETIME, -1);
+
+    // Using the session does not extend it, nor write the cookie again.
+    const account = await browser.get('/account');
+    expect(account.status).toBe(200);
+    expect(account.headers.getSetCookie()).toEqual([]);
+
+    // The same cookie, replayed just before and just after the lifetime (whatever the browser
+    // would have done with its Expires).
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(now + (LIFETIME - 5) * 1000);
+      expect((await browser.get('/account')).status).toBe(200);
+      vi.setSystemTime(now + (LIFETIME + 2) * 1000);
+      const late = await browser.get('/account');
+      expect(late.status).toBe(302);
+      expect(late.headers.get('location')).toBe('/login?next=%2Faccount');
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('refuses a validly signed session that has expired, outlives the lifetime or is malformed', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const valid = signed({ userId: 1, expiresAt: now + 60 });
+    expect((await new Browser(server.url).get('/account', { cookie: valid })).status).toBe(200);
+    for (const cookie of [
+      signed({ userId: 1, expiresAt: now - 1 }),
+      signed({ userId: 1, expiresAt: now + 2 * LIFETIME }), // issued under a longer lifetime
+      signed({ userId: 1 }),
+      signed({ userId: '1', expiresAt: now + 60 }),
+      signed({ userId: 1, expiresAt: now + 60 }, new Keygrip([SECRET])), // HMAC-SHA1
+    ]) {
+      const refused = await new Browser(server.url).get('/account', { cookie });
+      expect(refused.status).toBe(302);
+    }
+
+    // An expired session is replaced by a fresh one: its log-in form works.
+    const browser = new Browser(server.url);
+    for (const pair of signed({ expiresAt: now - 1, csrfToken: 'a'.repeat(64) }).split('; ')) {
+      const [name = '', value = ''] = pair.split('=');
+      browser.cookies.set(name, value);
+    }
+    const token = await browser.csrfToken('/login');
+    expect(token).not.toBe('a'.repeat(64));
+    const login = await browser.post('/login', {
+      _csrf: token,
+      email: DEMO_USER.email,
+      password: DEMO_USER.password,
+    });
+    expect(login.status).toBe(303);
+  });
+
+  it('rotates the CSRF token in the log-in answer, so a session planted before it is worthless', async () => {
+    const attacker = new Browser(server.url);
+    const planted = await attacker.csrfToken('/login');
+    const victim = new Browser(server.url);
+    for (const [name, value] of attacker.cookies) victim.cookies.set(name, value);
+
+    const login = await victim.logIn(DEMO_USER.email, DEMO_USER.password);
+    expect(login.status).toBe(303);
+    const session = decodeSession(setCookie(login, SESSION)?.value);
+    expect(session.userId).toBeGreaterThan(0);
+    expect(session.csrfToken).toMatch(/^[0-9a-f]{64}$/);
+    expect(session.csrfToken).not.toBe(planted);
+
+    // The attacker's copy of the session is still anonymous, and the planted token posts nothing.
+    expect((await attacker.get('/account')).status).toBe(302);
+    expect((await victim.post('/logout', { _csrf: planted })).status).toBe(403);
+    expect(await victim.csrfToken('/account')).toBe(session.csrfToken);
+    expect((await victim.get('/account')).status).toBe(200);
+  });
+});
+
+describe('behind HTTPS (DEMO_SECURE_COOKIES)', () => {
+  let server: DemoServer;
+  beforeAll(async () => {
+    server = await startDemo({
+      env: { DEMO_SECURE_COOKIES: 'true', DEMO_TRUST_PROXY: 'true' },
+    });
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('marks the session cookie Secure and asks browsers to upgrade insecure requests', async () => {
+    const page = await new Browser(server.url).get('/login', { 'x-forwarded-proto': 'https' });
+    expect(page.status).toBe(200);
+    expectSecurityHeaders(page, { https: true });
+    for (const name of [SESSION, `${SESSION}.sig`]) {
+      expect(setCookie(page, name)?.attributes).toHaveProperty('secure', '');
+    }
+  });
+
+  it('fails loudly, instead of silently dropping the cookie, on a request over plain HTTP', async () => {
+    const page = await new Browser(server.url).get('/login');
+    expect(page.status).toBe(500);
+    expect(page.headers.getSetCookie()).toEqual([]);
+    expect(server.logs.join('\n')).toContain(
+      'DEMO_SECURE_COOKIES is set but this request did not arrive over HTTPS',
+    );
+  });
+});
+
 describe('configuration errors', () => {
   let server: DemoServer | undefined;
   afterEach(async () => {
@@ -198,6 +346,43 @@ describe('configuration errors', () => {
     );
   });
 });
+
+const SESSION = 'demo_session';
+const SECRET = 'session-test-secret-session-test-secret';
+
+/** The `Set-Cookie` of `name` on `page`: its value and its attributes (names lower-cased). */
+function setCookie(
+  page: Page,
+  name: string,
+): { value: string; attributes: Record<string, string> } | undefined {
+  for (const line of page.headers.getSetCookie()) {
+    const [pair = '', ...rest] = line.split(';');
+    const eq = pair.indexOf('=');
+    if (pair.slice(0, eq).trim() !== name) continue;
+    const attributes: Record<string, string> = {};
+    for (const attribute of rest) {
+      const at = attribute.indexOf('=');
+      const key = (at < 0 ? attribute : attribute.slice(0, at)).trim().toLowerCase();
+      attributes[key] = at < 0 ? '' : attribute.slice(at + 1).trim();
+    }
+    return { value: pair.slice(eq + 1).trim(), attributes };
+  }
+  return undefined;
+}
+
+/** Seconds from now until an `Expires` date. */
+function expiresIn(expires: string | undefined): number {
+  return (Date.parse(expires ?? '') - Date.now()) / 1000;
+}
+
+/** cookie-session's encoding of a session: base64 of its JSON. */
+function encodeSession(session: Record<string, unknown>): string {
+  return Buffer.from(JSON.stringify(session)).toString('base64');
+}
+
+function decodeSession(value: string | undefined): Record<string, unknown> {
+  return JSON.parse(Buffer.from(value ?? '', 'base64').toString('utf8')) as Record<string, unknown>;
+}
 
 /** helmet's headers as `middleware/security-headers.ts` configures them. */
 function expectSecurityHeaders(page: Page, { https = false } = {}): void {

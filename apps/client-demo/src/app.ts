@@ -7,9 +7,10 @@
  *    rendering, body parsing), so a blocked request costs the app nothing. It sees every route.
  * 3. `markHandlerStart`: the `app` of `Server-Timing` starts here.
  * 4. Static assets, then the routes (`routes/routes.ts`), then 404 and error pages.
- * Headers that depend on the outcome (`Server-Timing`, the session cookie) are written by
- * before-headers hooks (`middleware/response-hooks.ts`), so they are on every answer, the WAF's
- * own block pages included.
+ * `Server-Timing` depends on the outcome and is written by a before-headers hook
+ * (`middleware/response-hooks.ts`), so it is on every answer, the WAF's own block pages included.
+ * The session cookie is also written just before the headers, by `cookie-session` (`on-headers`),
+ * on the page routes only (`middleware/session.ts`).
  */
 import { once } from 'node:events';
 import type { Server } from 'node:http';
@@ -26,7 +27,6 @@ import {
   serverTimingHook,
   type WafOutcome,
 } from './middleware/server-timing.js';
-import { sessionCommitHook } from './middleware/session.js';
 import { deferToTurnEnd, WafSwitch } from './middleware/turn-deferral.js';
 import { benchRoutes } from './routes/bench-routes.js';
 import { routes } from './routes/routes.js';
@@ -87,7 +87,7 @@ export async function createDemoApp(options: DemoAppOptions): Promise<DemoApp> {
   app.set('trust proxy', config.trustProxy);
   app.set('etag', false);
   const wafOutcome = (req: Request): WafOutcome | undefined => (waf ? waf.outcome(req) : undefined);
-  installBeforeHeaders(app, [serverTimingHook(wafOutcome), sessionCommitHook(session)]);
+  installBeforeHeaders(app, [serverTimingHook(wafOutcome)]);
 
   app.use(markRequestStart);
   if (config.logRequests) app.use(requestLog(log, wafOutcome));

@@ -1,15 +1,16 @@
 import type { NextFunction, Request, Response } from 'express';
+import { logOut, sessionUserId } from '../middleware/session.js';
 import type { UserModel } from '../models/user.js';
 import { renderPage } from '../views/engine.js';
 
 /** Loads the signed-in user (if any) into `res.locals.currentUser` for every page. */
 export function loadCurrentUser(users: UserModel) {
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
-    const id = req.session?.userId;
+    const id = sessionUserId(req);
     if (id) {
       const user = await users.findById(id);
       if (user) res.locals.currentUser = { id: user.id, name: user.name, email: user.email };
-      else req.session?.logOut(); // the account is gone
+      else logOut(req); // the account is gone
     }
     next();
   };

@@ -4,6 +4,8 @@
  * unknown e-mails), so neither the page nor its timing tells which accounts exist.
  */
 import type { Request, Response } from 'express';
+import { rotateCsrfToken } from '../middleware/csrf.js';
+import { logIn, logOut } from '../middleware/session.js';
 import type { UserModel } from '../models/user.js';
 import { verifyPassword } from '../security/password.js';
 import { renderPage } from '../views/engine.js';
@@ -51,12 +53,13 @@ export class SessionsController {
       renderPage(req, res, 'sessions/new', { title: 'Log in', error: LOGIN_FAILED, email, next });
       return;
     }
-    req.session?.logIn(user.id);
+    logIn(req, user.id);
+    rotateCsrfToken(req); // written with the log-in, instead of on the next page
     res.redirect(303, next);
   };
 
   destroy = (req: Request, res: Response): void => {
-    req.session?.logOut();
+    logOut(req);
     res.redirect(303, '/');
   };
 }

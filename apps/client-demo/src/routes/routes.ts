@@ -16,7 +16,7 @@ import { HomeController } from '../controllers/home-controller.js';
 import { ProductsController } from '../controllers/products-controller.js';
 import { SessionsController } from '../controllers/sessions-controller.js';
 import type { Database } from '../db/database.js';
-import { verifyCsrf } from '../middleware/csrf.js';
+import { provideCsrfToken, verifyCsrf } from '../middleware/csrf.js';
 import { securityHeaders } from '../middleware/security-headers.js';
 import { type SessionOptions, sessionMiddleware } from '../middleware/session.js';
 import { ProductModel } from '../models/product.js';
@@ -55,6 +55,7 @@ export function routes(deps: RouteDependencies): Router {
   pages.use(
     securityHeaders({ https: deps.session.secure }),
     sessionMiddleware(deps.session),
+    provideCsrfToken,
     loadCurrentUser(users),
   );
   pages.get('/', home.index);

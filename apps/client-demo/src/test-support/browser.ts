@@ -1,5 +1,6 @@
 /**
- * A minimal browser for tests: `fetch` with a cookie jar, no automatic redirects, and helpers
+ * A minimal browser for tests: `fetch` with a cookie jar (a `Set-Cookie` with an empty value,
+ * `Max-Age=0` or an `Expires` in the past deletes its cookie), no automatic redirects, and helpers
  * to read a form's CSRF token and submit forms as a browser would (urlencoded).
  */
 export interface Page {
@@ -59,10 +60,18 @@ export class Browser {
       const eq = (pair as string).indexOf('=');
       const name = (pair as string).slice(0, eq).trim();
       const value = (pair as string).slice(eq + 1).trim();
-      if (attributes.some((a) => /^\s*max-age=0\s*$/i.test(a)) || value === '')
-        this.cookies.delete(name);
+      if (value === '' || isExpired(attributes)) this.cookies.delete(name);
       else this.cookies.set(name, value);
     }
     return { status: response.status, headers: response.headers, text: await response.text() };
   }
+}
+
+/** True for a `Set-Cookie` that deletes its cookie: `Max-Age` of 0 or less, or `Expires` past. */
+function isExpired(attributes: readonly string[]): boolean {
+  return attributes.some((attribute) => {
+    const [key = '', value = ''] = attribute.split('=').map((part) => part.trim());
+    if (/^max-age$/i.test(key)) return Number(value) <= 0;
+    return /^expires$/i.test(key) && Date.parse(value) <= Date.now();
+  });
 }

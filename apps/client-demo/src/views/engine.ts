@@ -42,7 +42,7 @@ export function renderPage(
     currentUser: res.locals.currentUser ?? null,
     // Called by the templates that hold a form: the session (and its cookie) is created only
     // for pages that need a CSRF token, not for every anonymous page view.
-    csrf: () => req.session?.csrfToken() ?? '',
+    csrf: () => res.locals.csrfToken?.() ?? '',
     path: req.path,
   });
   res.type('html').send(html);
