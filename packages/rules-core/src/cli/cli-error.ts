@@ -2,9 +2,20 @@
  * Errors the `rampart` command reports as one line and an exit code.
  *
  * Exit codes follow sysexits(3) so scripts can tell a typo from bad data: 64 for wrong usage,
- * 65 for input data that does not validate, 66 for an input file that cannot be read.
+ * 65 for input data that does not validate, 66 for an input file that cannot be read, 78 for a
+ * Node.js too old to run the command at all (see `node-version.ts`; the bin checks it before it
+ * loads anything else).
  */
-export const EXIT = { ok: 0, failure: 1, usage: 64, data: 65, noInput: 66 } as const;
+import { UNSUPPORTED_NODE_EXIT } from './node-version.js';
+
+export const EXIT = {
+  ok: 0,
+  failure: 1,
+  usage: 64,
+  data: 65,
+  noInput: 66,
+  unsupportedNode: UNSUPPORTED_NODE_EXIT,
+} as const;
 
 export class CliError extends Error {
   constructor(

@@ -1,0 +1,38 @@
+/**
+ * The `rampart` bin (bin/rampart.js) as a user's shell runs it: a child process on the compiled
+ * CLI in dist/.
+ */
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { EXIT } from './cli-error.js';
+import { unsupportedNodeMessage } from './node-version.js';
+
+const bin = fileURLToPath(new URL('../../bin/rampart.js', import.meta.url));
+
+/** Runs the bin with `node [nodeArgs] bin args` and resolves to its exit code and output. */
+async function runBin(nodeArgs: readonly string[], args: readonly string[]) {
+  return promisify(execFile)(process.execPath, [...nodeArgs, bin, ...args]).then(
+    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+    (e: { code: number; stdout: string; stderr: string }) => e,
+  );
+}
+
+/**
+ * A preload that makes this Node.js report another version to the bin, the only thing the
+ * check reads: what an old Node.js on PATH shows, without installing one.
+ */
+const reportingNode = (version: string) => [
+  '--import',
+  `data:text/javascript,Object.defineProperty(process.versions,"node",{value:"${version}"})`,
+];
+
+describe('the rampart bin', () => {
+  it('on a Node.js older than 22.12, prints what to run instead and runs nothing', async () => {
+    const result = await runBin(reportingNode('20.20.2'), ['--help']);
+    expect(result.code).toBe(EXIT.unsupportedNode);
+    expect(result.stderr).toBe(unsupportedNodeMessage('20.20.2'));
+    expect(result.stdout).toBe('');
+  });
+});
