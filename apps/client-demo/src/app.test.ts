@@ -345,6 +345,12 @@ describe('configuration errors', () => {
       /DEMO_PORT must be an integer.*DEMO_DATABASE_URL must be a postgres:\/\/ URL.*DEMO_SESSION_SECRET must be at least 32 characters/,
     );
   });
+
+  it('refuses Secure cookies without a trusted TLS proxy in front (they could never be set)', async () => {
+    await expect(startDemo({ env: { DEMO_SECURE_COOKIES: 'true' } })).rejects.toThrow(
+      'DEMO_SECURE_COOKIES=true needs DEMO_TRUST_PROXY=true',
+    );
+  });
 });
 
 const SESSION = 'demo_session';

@@ -16,7 +16,14 @@ import { once } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import express, {
+  type Express,
+  type NextFunction,
+  type Request,
+  type RequestHandler,
+  type Response,
+  type Router,
+} from 'express';
 import type { DemoConfig } from './config/config.js';
 import { type Database, openDatabase } from './db/database.js';
 import { seed } from './db/seed.js';
@@ -27,8 +34,6 @@ import {
   serverTimingHook,
   type WafOutcome,
 } from './middleware/server-timing.js';
-import { deferToTurnEnd, WafSwitch } from './middleware/turn-deferral.js';
-import { benchRoutes } from './routes/bench-routes.js';
 import { routes } from './routes/routes.js';
 import { decoyHash, type ScryptParams } from './security/password.js';
 import { renderPage } from './views/engine.js';
@@ -42,6 +47,14 @@ export interface DemoAppOptions {
   readonly passwordParams?: ScryptParams;
   /** Where start-up facts go (default stdout). */
   readonly log?: (line: string) => void;
+  /**
+   * The handlers at the WAF's place in the stack, in order; default the WAF's middleware alone
+   * (none without a WAF). For programs that compose their own variant of the app, such as the
+   * benchmark, which wraps or follows the WAF there (`apps/client-demo/bench/bench-app.ts`).
+   */
+  readonly wafStage?: readonly RequestHandler[];
+  /** Machine routes mounted before the page routes (no session), such as a benchmark's probes. */
+  readonly extraRoutes?: Router;
 }
 
 export interface DemoApp {
@@ -91,9 +104,7 @@ export async function createDemoApp(options: DemoAppOptions): Promise<DemoApp> {
 
   app.use(markRequestStart);
   if (config.logRequests) app.use(requestLog(log, wafOutcome));
-  const wafSwitch = waf && config.benchWafSwitch ? new WafSwitch(waf.middleware) : null;
-  if (waf) app.use(wafSwitch ? wafSwitch.middleware : waf.middleware);
-  if (config.benchDeferRequests) app.use(deferToTurnEnd());
+  for (const handler of options.wafStage ?? (waf ? [waf.middleware] : [])) app.use(handler);
   app.use(markHandlerStart);
   app.use('/assets', express.static(PUBLIC_DIR, { maxAge: '1h', index: false }));
   app.use(
@@ -101,7 +112,7 @@ export async function createDemoApp(options: DemoAppOptions): Promise<DemoApp> {
       database,
       session,
       decoyHash: decoyHash(options.passwordParams),
-      extra: config.benchEndpoints ? benchRoutes(waf, wafSwitch) : undefined,
+      extra: options.extraRoutes,
     }),
   );
   app.use((req: Request, res: Response) => {

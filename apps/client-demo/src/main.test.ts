@@ -6,11 +6,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDemoApp } from '@rampart/test-services/demo-app';
-import {
-  baseEnvironment,
-  compiledEntry,
-  runToExit,
-} from '@rampart/test-services/service-process';
+import { baseEnvironment, compiledEntry, runToExit } from '@rampart/test-services/service-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 let dataDir: string;

@@ -32,18 +32,6 @@ export interface DemoConfig {
   readonly secureCookies: boolean;
   /** Express `trust proxy` for `req.ip` and `req.protocol` (the WAF has its own `trustedProxies`). */
   readonly trustProxy: boolean;
-  /** Enables `GET /__bench/*` (event-loop delay, WAF stats): set by the benchmark only. */
-  readonly benchEndpoints: boolean;
-  /**
-   * The benchmark's reference: requests wait for the end of their event-loop turn where the WAF
-   * sits, as its batched evaluation makes them, without any WAF work (`middleware/turn-deferral.ts`).
-   */
-  readonly benchDeferRequests: boolean;
-  /**
-   * The benchmark's in-process comparison: the WAF can be swapped at run time for the holding
-   * alone (`WafSwitch`, `POST /__bench/waf-switch`; needs `benchEndpoints`).
-   */
-  readonly benchWafSwitch: boolean;
   readonly logRequests: boolean;
 }
 
@@ -75,10 +63,11 @@ export function loadConfig(env: Env = process.env): DemoConfig {
   const sessionMaxAgeSeconds = read.integer('DEMO_SESSION_MAX_AGE', 8 * 3600, 60, 30 * 86400);
   const secureCookies = read.boolean('DEMO_SECURE_COOKIES', false);
   const trustProxy = read.boolean('DEMO_TRUST_PROXY', false);
-  const benchEndpoints = read.boolean('DEMO_BENCH_ENDPOINTS', false);
-  const benchDeferRequests = read.boolean('DEMO_BENCH_DEFER_REQUESTS', false);
-  const benchWafSwitch = read.boolean('DEMO_BENCH_WAF_SWITCH', false);
   const logRequests = read.boolean('DEMO_LOG_REQUESTS', false);
+  // The demo listens on plain HTTP: a Secure cookie can only be set on a request that a TLS
+  // proxy in front of it forwarded (X-Forwarded-Proto: https), which only a trusted proxy says.
+  if (secureCookies && !trustProxy)
+    problems.push('DEMO_SECURE_COOKIES=true needs DEMO_TRUST_PROXY=true (a TLS proxy in front)');
   if (problems.length > 0) throw new ConfigError(problems);
 
   mkdirSync(dataDir, { recursive: true });
@@ -93,9 +82,6 @@ export function loadConfig(env: Env = process.env): DemoConfig {
     sessionMaxAgeSeconds,
     secureCookies,
     trustProxy,
-    benchEndpoints,
-    benchDeferRequests,
-    benchWafSwitch,
     logRequests,
   };
 }

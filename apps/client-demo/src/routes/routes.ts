@@ -1,7 +1,7 @@
 /**
  * Every route of the demo, in one table (like Rails' `config/routes.rb`).
  *
- * Machine routes (`/robots.txt`, `/healthz`, the bench endpoints) come first and carry no
+ * Machine routes (`/robots.txt`, `/healthz`, any extra ones the app was given) come first and carry no
  * session; page routes get the session, the current user and the security headers; form posts
  * are parsed (urlencoded, 16 KiB at most) and CSRF-checked before their controller runs.
  */
@@ -27,7 +27,7 @@ export interface RouteDependencies {
   readonly session: SessionOptions;
   /** A hash to verify against for unknown e-mails (see `SessionsController`). */
   readonly decoyHash: Promise<string>;
-  /** Extra machine routes (the bench endpoints), mounted before the page routes. */
+  /** Extra machine routes (no session), mounted before the page routes. */
   readonly extra?: Router;
 }
 

@@ -12,8 +12,8 @@ import { findFreePort } from '@rampart/test-services/free-port';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Browser } from '../test-support/browser.js';
 import { type DemoServer, startDemo } from '../test-support/demo-server.js';
+import { installSnapshot } from '../test-support/snapshot-dir.js';
 import { withLoginLimit } from './demo-rules.js';
-import { installSnapshot } from './snapshot-dir.js';
 import { createWaf } from './waf.js';
 
 // The demo's own rules, with a login limit a test reaches in three posts.

@@ -1,9 +1,9 @@
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { StallRecording } from '../diagnostics/stall-recorder.js';
-import { WafSwitch } from '../middleware/turn-deferral.js';
-import { benchRoutes } from './bench-routes.js';
+import { benchRoutes } from './bench-routes.ts';
+import type { StallRecording } from './stall-recorder.ts';
+import { WafSwitch } from './turn-deferral.ts';
 
 const servers: { close(): void }[] = [];
 afterEach(() => {

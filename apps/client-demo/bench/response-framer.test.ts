@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ResponseFramer } from './response-framer.js';
+import { ResponseFramer } from './response-framer.ts';
 
 const response = (status: number, body: string, extra = '') =>
   `HTTP/1.1 ${status} X\r\nContent-Type: text/plain\r\n${extra}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;

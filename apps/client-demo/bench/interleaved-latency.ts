@@ -5,7 +5,7 @@
  * the WAF's cost with the machine's state: on the reference machine two processes of one build,
  * or two windows of one process, differ at p99 by more than the 0.2 ms target. Here one
  * connection alternates, request by request, between the WAF and the app without it (the
- * `X-Bench-Waf` header, honoured by `WafSwitch` when DEMO_BENCH_WAF_SWITCH is on), in the order
+ * `X-Bench-Waf` header, honoured by `WafSwitch` when BENCH_APP_STAGE=switch), in the order
  * waf, deferred, deferred, waf, ... so that each setting follows each equally often. Whatever
  * disturbs the machine meets both settings alike; the difference of their percentiles is the
  * WAF's. A lone request is never held (see the client's TurnBatch), so `deferred` is the app
@@ -18,7 +18,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runLoadProcess } from './load-process.js';
+import { runLoadProcess } from './load-process.ts';
 
 export type Variant = 'waf' | 'deferred';
 
@@ -110,9 +110,9 @@ export interface InterleavedRun {
   readonly timeoutMs?: number;
 }
 
-/** The compiled client, from this module in `src/bench` (tests) or `dist/bench`. */
+/** The client program, run by Node from source like the rest of the benchmark. */
 export const INTERLEAVED_CLIENT = fileURLToPath(
-  new URL('../../dist/bench/interleaved-client.js', import.meta.url),
+  new URL('./interleaved-client.ts', import.meta.url),
 );
 
 /** Runs the client in a child process (`node`, the same binary as this one) and reads its result. */

@@ -4,7 +4,7 @@ import {
   longestStallWithin,
   type Stall,
   StallRecorder,
-} from './stall-recorder.js';
+} from './stall-recorder.ts';
 
 function blockFor(ms: number): void {
   const until = performance.now() + ms;

@@ -6,7 +6,7 @@
  *    `bench-data.ts`) and 1000 client addresses every rule misses.
  * 2. Start a stand-in hub (`bench-hub.ts`) serving version 1.
  * 3. Rounds. Each round starts a fresh set of app processes started like production
- *    (`node dist/main.js`), identical but for the mode (`report.ts` MODES, `MODE_ENV` below):
+ *    (`bench-app.ts`: `runDemo`, the production process, plus the benchmark's probes), identical but for the mode (`report.ts` MODES, `MODE_ENV` below):
  *    `off` (the app without the WAF), `enforce` (the WAF as shipped, batched evaluation),
  *    `inline` (enforce, each request evaluated as it arrives) and `deferred` (off, with requests
  *    held to the end of their event-loop turn as batching holds them, nothing evaluated), each
@@ -20,7 +20,7 @@
  *    one-connection run (latency without queueing). wrk runs in its own process; everything
  *    talks over 127.0.0.1. Headline figures are medians of the per-round ratios and differences
  *    (see `report.ts`).
- * 4. One more enforcing process (DEMO_BENCH_WAF_SWITCH), after the same start-up warm-up:
+ * 4. One more enforcing process (BENCH_APP_STAGE=switch), after the same start-up warm-up:
  *    `enforce / deferred` inside one process, its WAF switched at run time between the WAF and
  *    the holding alone (`measureSwitch`), which escapes the per-process modes.
  *    Then the added latency of a lone request on that process (`interleaved-latency.ts`): one
@@ -28,7 +28,7 @@
  *    machine's state weighs on both alike.
  * 5. Swaps, on that process with the WAF back: under the same saturating load, alternately a
  *    window without a swap (baseline) and one in which the hub publishes the next version: three
- *    rule changes (2, 3, 4) and a data change (5). The app (DEMO_BENCH_ENDPOINTS) records its
+ *    rule changes (2, 3, 4) and a data change (5). The app (its `/__bench/*` probes) records its
  *    event-loop stalls with their times (`/__bench/stalls`); the verdict takes the longest one
  *    during the swap, from the poll that fetched the version to 1 s after the client used it
  *    (the client's `lastSwapStartedAt`/`lastSwapAt`), against the same stretch of the baseline
@@ -52,17 +52,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  longestStallOverStretch,
-  type Stall,
-  type StallRecording,
-} from '../diagnostics/stall-recorder.js';
-import { installSnapshot } from '../waf/snapshot-dir.js';
-import { type AppProcess, startAppProcess } from './app-process.js';
-import { changeOf, prepareBenchData } from './bench-data.js';
-import { type BenchHub, startBenchHub } from './bench-hub.js';
-import { runInterleaved } from './interleaved-latency.js';
-import { hostCpuTicks, processCpuMs, stealShare } from './process-cpu.js';
+import { fileURLToPath } from 'node:url';
+import { type DemoApp, startDemoApp } from '@rampart/test-services/demo-app';
+import { installSnapshot } from '../src/test-support/snapshot-dir.ts';
+import { changeOf, prepareBenchData } from './bench-data.ts';
+import { type BenchHub, startBenchHub } from './bench-hub.ts';
+import { runInterleaved } from './interleaved-latency.ts';
+import { hostCpuTicks, processCpuMs, stealShare } from './process-cpu.ts';
 import {
   formatReport,
   MODES,
@@ -71,9 +67,12 @@ import {
   SWAP_SETTLE_MS,
   type SwapWindow,
   type SwitchWindow,
-} from './report.js';
-import { runWrk, type WrkResult, writeWrkScript } from './wrk.js';
+} from './report.ts';
+import { longestStallOverStretch, type Stall, type StallRecording } from './stall-recorder.ts';
+import { runWrk, type WrkResult, writeWrkScript } from './wrk.ts';
 
+/** The app the benchmark starts: the production process with the benchmark's additions. */
+const BENCH_APP = fileURLToPath(new URL('./bench-app.ts', import.meta.url));
 const ROUTE = '/robots.txt';
 /** Query string of a typical page view (parsed by the WAF, ignored by the route). */
 const QUERY = '?page=2&sort=newest&utm_source=newsletter';
@@ -125,7 +124,7 @@ interface WafStats {
   };
 }
 
-async function waitForVersion(app: AppProcess, version: number, timeoutMs: number): Promise<void> {
+async function waitForVersion(app: DemoApp, version: number, timeoutMs: number): Promise<void> {
   const deadline = performance.now() + timeoutMs;
   let seen: number | null = null;
   while (performance.now() < deadline) {
@@ -141,7 +140,7 @@ const MODE_ENV: Record<Mode, Record<string, string>> = {
   off: { RAMPART_MODE: 'off' },
   enforce: { RAMPART_MODE: 'enforce' },
   inline: { RAMPART_MODE: 'enforce', RAMPART_EVALUATION: 'inline' },
-  deferred: { RAMPART_MODE: 'off', DEMO_BENCH_DEFER_REQUESTS: 'true' },
+  deferred: { RAMPART_MODE: 'off', BENCH_APP_STAGE: 'deferred' },
 };
 
 /** An app process in `mode`, its data in `root/<name>` (a fresh directory per process). */
@@ -152,37 +151,37 @@ async function startApp(
   hub: BenchHub,
   snapshot: string,
   extraEnv: Readonly<Record<string, string>> = {},
-): Promise<AppProcess> {
+): Promise<DemoApp> {
   const dataDir = join(root, name);
   const wafDir = join(dataDir, 'rampart');
   await installSnapshot(wafDir, snapshot, 1, hub.siteKey);
   // Identical for all processes but for MODE_ENV.
-  return startAppProcess({
-    NODE_ENV: 'production',
-    DEMO_PORT: '0',
-    DEMO_DATA_DIR: dataDir,
-    DEMO_SESSION_SECRET: randomBytes(32).toString('base64url'),
-    DEMO_BENCH_ENDPOINTS: 'true',
-    ...MODE_ENV[mode],
-    ...extraEnv,
-    RAMPART_HUB_URL: hub.url,
-    RAMPART_SITE_KEY: hub.siteKey,
-    RAMPART_DATA_DIR: wafDir,
-    // wrk sends the client address in X-Forwarded-For from 127.0.0.1 (a load balancer's role).
-    RAMPART_TRUSTED_PROXIES: '127.0.0.1',
-    // Poll every second so the swap starts promptly once the hub publishes version 2.
-    RAMPART_SYNC_INTERVAL_MS: '1000',
-    // BENCH_ADDRESS_MEMO=0: every request searches the range tables (no address remembered).
-    ...(process.env.BENCH_ADDRESS_MEMO
-      ? { RAMPART_ADDRESS_MEMO: process.env.BENCH_ADDRESS_MEMO }
-      : {}),
-    // BENCH_FIELD_MEMO=0: every request normalises and compares its fields (nothing remembered).
-    ...(process.env.BENCH_FIELD_MEMO ? { RAMPART_FIELD_MEMO: process.env.BENCH_FIELD_MEMO } : {}),
+  return startDemoApp({
+    main: BENCH_APP,
+    dataDir,
+    env: {
+      NODE_ENV: 'production',
+      ...MODE_ENV[mode],
+      ...extraEnv,
+      RAMPART_HUB_URL: hub.url,
+      RAMPART_SITE_KEY: hub.siteKey,
+      RAMPART_DATA_DIR: wafDir,
+      // wrk sends the client address in X-Forwarded-For from 127.0.0.1 (a load balancer's role).
+      RAMPART_TRUSTED_PROXIES: '127.0.0.1',
+      // Poll every second so the swap starts promptly once the hub publishes version 2.
+      RAMPART_SYNC_INTERVAL_MS: '1000',
+      // BENCH_ADDRESS_MEMO=0: every request searches the range tables (no address remembered).
+      ...(process.env.BENCH_ADDRESS_MEMO
+        ? { RAMPART_ADDRESS_MEMO: process.env.BENCH_ADDRESS_MEMO }
+        : {}),
+      // BENCH_FIELD_MEMO=0: every request normalises and compares its fields (nothing remembered).
+      ...(process.env.BENCH_FIELD_MEMO ? { RAMPART_FIELD_MEMO: process.env.BENCH_FIELD_MEMO } : {}),
+    },
   });
 }
 
 /** Load on a freshly started app, so that it is compiled and warm when measured. */
-async function warmUp(app: AppProcess, mode: Mode, round: number, script: string): Promise<void> {
+async function warmUp(app: DemoApp, mode: Mode, round: number, script: string): Promise<void> {
   const what = round > 0 ? `round ${round}, ${mode}` : `one process, ${mode}`;
   progress(`${what}: start-up warm-up ${config.startWarmupS} s`);
   await loadRoute(app, script, config.startWarmupS);
@@ -190,7 +189,7 @@ async function warmUp(app: AppProcess, mode: Mode, round: number, script: string
 
 /** wrk against the benchmarked route of `app`: one thread, `connections` (default the knob). */
 function loadRoute(
-  app: AppProcess,
+  app: DemoApp,
   script: string,
   durationS: number,
   connections = config.connections,
@@ -203,13 +202,13 @@ function loadRoute(
  * null where `/proc` cannot be read).
  */
 async function saturatedWithCpu(
-  app: AppProcess,
+  app: DemoApp,
   script: string,
 ): Promise<{ load: WrkResult; cpuUsPerRequest: number | null; hostSteal: number | null }> {
-  const cpuBefore = processCpuMs(app.pid);
+  const cpuBefore = processCpuMs(app.pid ?? -1);
   const hostBefore = hostCpuTicks();
   const load = await loadRoute(app, script, config.durationS);
-  const cpuAfter = processCpuMs(app.pid);
+  const cpuAfter = processCpuMs(app.pid ?? -1);
   const hostSteal = stealShare(hostBefore, hostCpuTicks());
   const cpuUsPerRequest =
     cpuBefore === null || cpuAfter === null || load.requests === 0
@@ -219,7 +218,7 @@ async function saturatedWithCpu(
 }
 
 /** Sends the in-process comparison's requests through the WAF, or through the holding alone. */
-async function switchWaf(app: AppProcess, to: SwitchWindow['variant']): Promise<void> {
+async function switchWaf(app: DemoApp, to: SwitchWindow['variant']): Promise<void> {
   const switched = await fetch(`${app.url}/__bench/waf-switch?to=${to}`, {
     method: 'POST',
     signal: AbortSignal.timeout(10_000),
@@ -228,7 +227,7 @@ async function switchWaf(app: AppProcess, to: SwitchWindow['variant']): Promise<
 }
 
 async function measureMode(
-  app: AppProcess,
+  app: DemoApp,
   mode: Mode,
   round: number,
   script: string,
@@ -243,11 +242,11 @@ async function measureMode(
 }
 
 /**
- * The WAF against the holding alone inside one enforcing process (DEMO_BENCH_WAF_SWITCH): saturated
+ * The WAF against the holding alone inside one enforcing process (BENCH_APP_STAGE=switch): saturated
  * windows in the order waf, deferred, deferred, waf, ... (each pair holds one of each, and
  * neither always goes first), each after 1 s of load in its setting.
  */
-async function measureSwitch(app: AppProcess, script: string): Promise<SwitchWindow[]> {
+async function measureSwitch(app: DemoApp, script: string): Promise<SwitchWindow[]> {
   const windows: SwitchWindow[] = [];
   for (let k = 0; k < config.switchWindows; k++) {
     const variant = k % 4 === 0 || k % 4 === 3 ? 'waf' : 'deferred';
@@ -274,7 +273,7 @@ interface LoadWindow {
 
 /** One saturated window on the enforcing app; `during` runs while wrk does. */
 async function loadWindow(
-  app: AppProcess,
+  app: DemoApp,
   script: string,
   during: () => Promise<void>,
 ): Promise<LoadWindow> {
@@ -309,7 +308,7 @@ async function loadWindow(
  * swap, whose collections and host pauses say nothing about the swap.
  */
 async function measureSwaps(
-  app: AppProcess,
+  app: DemoApp,
   hub: BenchHub,
   versions: number,
   script: string,
@@ -372,17 +371,17 @@ async function measureSwaps(
 }
 
 /** Stops the running app processes and forgets them. */
-async function stopApps(apps: Partial<Record<Mode, AppProcess>>): Promise<void> {
+async function stopApps(apps: Partial<Record<Mode, DemoApp>>): Promise<void> {
   const running = Object.values(apps);
   for (const mode of Object.keys(apps) as Mode[]) delete apps[mode];
-  await Promise.all(running.map((app) => app?.stop()));
+  await Promise.all(running.map((app) => app?.close()));
 }
 
 async function main(): Promise<void> {
   const data = await prepareBenchData(progress);
   const root = mkdtempSync(join(tmpdir(), 'rampart-bench-middleware-'));
   const hub = await startBenchHub(`rk_bench_${randomBytes(16).toString('hex')}`, data.snapshots);
-  const apps: Partial<Record<Mode, AppProcess>> = {};
+  const apps: Partial<Record<Mode, DemoApp>> = {};
   try {
     const first = data.snapshots[0] as string;
     await hub.publish(1);
@@ -398,17 +397,17 @@ async function main(): Promise<void> {
       // Every fresh process gets the same load before any is measured: measured right after
       // its start, the first of a round was still compiling (the enforcing app has more to
       // compile, and 1000 addresses to meet), which biased rounds by their order.
-      for (const mode of MODES) await warmUp(apps[mode] as AppProcess, mode, round, script);
+      for (const mode of MODES) await warmUp(apps[mode] as DemoApp, mode, round, script);
       // Each mode takes each place in the order in turn, so none is always measured first.
       const shift = (round - 1) % MODES.length;
       const order = [...MODES.slice(shift), ...MODES.slice(0, shift)];
       for (const mode of order)
-        runs.push(await measureMode(apps[mode] as AppProcess, mode, round, script));
+        runs.push(await measureMode(apps[mode] as DemoApp, mode, round, script));
       await stopApps(apps);
     }
     progress('one process: starting the app with RAMPART_MODE=enforce and the WAF switch');
     apps.enforce = await startApp('enforce', 'enforce-one', root, hub, first, {
-      DEMO_BENCH_WAF_SWITCH: 'true',
+      BENCH_APP_STAGE: 'switch',
     });
     await waitForVersion(apps.enforce, 1, 30_000);
     // As in the rounds: a process measured right after its start is still compiling, which

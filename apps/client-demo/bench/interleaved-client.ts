@@ -8,16 +8,16 @@
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { WAF_VARIANT_HEADER } from '../middleware/turn-deferral.js';
 import {
   type InterleavedResult,
   type InterleavedRun,
   splitByVariant,
   type Variant,
   variantOf,
-} from './interleaved-latency.js';
-import { ResponseFramer } from './response-framer.js';
-import { BROWSER_HEADERS } from './wrk.js';
+} from './interleaved-latency.ts';
+import { ResponseFramer } from './response-framer.ts';
+import { WAF_VARIANT_HEADER } from './turn-deferral.ts';
+import { BROWSER_HEADERS } from './wrk.ts';
 
 function requestBytes(host: string, path: string, ip: string, variant: Variant): Buffer {
   const headers = {

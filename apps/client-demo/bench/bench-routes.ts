@@ -1,22 +1,22 @@
 /**
- * Internal endpoints for `npm run bench:middleware`, mounted only when DEMO_BENCH_ENDPOINTS=true
- * (never in a normal start):
+ * The probes of `npm run bench:middleware`, mounted by the benchmark's own app (`bench-app.ts`),
+ * never by the demo as shipped:
  *
  * - `GET /__bench/loop-delay`: the event-loop delay histogram since the last reset, in ms
  *   (`max` is the longest stall); `?reset=1` starts a new window.
  * - `POST /__bench/stalls/start`, then `POST /__bench/stalls/stop`: the event-loop stalls in
  *   between, each with its end time (see `StallRecorder`), to match them to a snapshot swap.
  * - `GET /__bench/waf`: the WAF client's `stats()` (snapshot version, counters).
- * - `POST /__bench/waf-switch?to=waf|deferred` (with DEMO_BENCH_WAF_SWITCH=true): requests from
+ * - `POST /__bench/waf-switch?to=waf|deferred` (with BENCH_APP_STAGE=switch): requests from
  *   now on go through the WAF, or are only held to the end of their turn (see `WafSwitch`).
  *
  * The WAF sees these like any other route; the bench reads them outside its timed windows.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import type { Waf } from '@rampart/client-demo/waf/waf';
 import express, { type Router } from 'express';
-import { StallRecorder } from '../diagnostics/stall-recorder.js';
-import type { WafSwitch } from '../middleware/turn-deferral.js';
-import type { Waf } from '../waf/waf.js';
+import { StallRecorder } from './stall-recorder.ts';
+import type { WafSwitch } from './turn-deferral.ts';
 
 export function benchRoutes(waf: Waf | null, wafSwitch: WafSwitch | null = null): Router {
   const histogram = monitorEventLoopDelay({ resolution: 1 });

@@ -5,7 +5,7 @@ import {
   hostCpuTicks,
   processCpuMs,
   stealShare,
-} from './process-cpu.js';
+} from './process-cpu.ts';
 
 describe('process CPU time from /proc', () => {
   it('reads utime and stime, even when the command name holds spaces and parentheses', () => {

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import { describe, expect, it } from 'vitest';
-import { deferToTurnEnd, WAF_VARIANT_HEADER, WafSwitch } from './turn-deferral.js';
+import { deferToTurnEnd, WAF_VARIANT_HEADER, WafSwitch } from './turn-deferral.ts';
 
 const endOfTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 

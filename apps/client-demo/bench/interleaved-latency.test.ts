@@ -4,14 +4,14 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WAF_VARIANT_HEADER } from '../middleware/turn-deferral.js';
 import {
   percentile,
   runInterleaved,
   splitByVariant,
   summarizeLatencies,
   variantOf,
-} from './interleaved-latency.js';
+} from './interleaved-latency.ts';
+import { WAF_VARIANT_HEADER } from './turn-deferral.ts';
 
 describe('the interleaved latency measurement', () => {
   it('alternates waf, deferred, deferred, waf so that each setting follows each alike', () => {

@@ -1,5 +1,5 @@
 /**
- * The benchmark's reference for the WAF's batched evaluation (DEMO_BENCH_DEFER_REQUESTS): at the
+ * The benchmark's reference for the WAF's batched evaluation (BENCH_APP_STAGE=deferred): at the
  * WAF's place in the stack, requests are held to the end of their event-loop turn exactly when
  * the WAF would hold them (the client's own `TurnBatch`), then continue in arrival order, with
  * nothing evaluated. Measured next to `RAMPART_MODE=off` (nothing held) and `enforce`, it
@@ -23,7 +23,7 @@ export function deferToTurnEnd(): (req: Request, res: Response, next: NextFuncti
 export const WAF_VARIANT_HEADER = 'x-bench-waf';
 
 /**
- * The benchmark's in-process comparison (DEMO_BENCH_WAF_SWITCH): the WAF's middleware, or in
+ * The benchmark's in-process comparison (BENCH_APP_STAGE=switch): the WAF's middleware, or in
  * its place {@link deferToTurnEnd}, switched at run time (`/__bench/waf-switch`), or per request
  * by the `X-Bench-Waf: waf|deferred` header (the interleaved latency measurement). Both run in
  * one process, so the comparison escapes the per-process fast and slow modes of this machine.
@@ -32,8 +32,11 @@ export class WafSwitch {
   /** True: requests go through the WAF; false: they are only held as the WAF would hold them. */
   useWaf = true;
   private readonly deferred = deferToTurnEnd();
+  private readonly waf: (req: Request, res: Response, next: NextFunction) => void;
 
-  constructor(private readonly waf: (req: Request, res: Response, next: NextFunction) => void) {}
+  constructor(waf: (req: Request, res: Response, next: NextFunction) => void) {
+    this.waf = waf;
+  }
 
   readonly middleware = (req: Request, res: Response, next: NextFunction): void => {
     const chosen = req.headers[WAF_VARIANT_HEADER];

@@ -29,11 +29,13 @@ export class StallRecorder {
   private last = 0;
   private stalls: Stall[] = [];
   private truncated = false;
+  private readonly thresholdMs: number;
+  private readonly capacity: number;
 
-  constructor(
-    private readonly thresholdMs = 2,
-    private readonly capacity = 50_000,
-  ) {}
+  constructor(thresholdMs = 2, capacity = 50_000) {
+    this.thresholdMs = thresholdMs;
+    this.capacity = capacity;
+  }
 
   /** Starts a new recording (a running one is discarded). */
   start(): void {

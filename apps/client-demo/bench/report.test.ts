@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { formatReport, type ModeRun, median, type SwapWindow, summarize } from './report.js';
-import type { WrkResult } from './wrk.js';
+import { formatReport, type ModeRun, median, type SwapWindow, summarize } from './report.ts';
+import type { WrkResult } from './wrk.ts';
 
 const wrk = (rps: number, p50Ms: number, p99Ms: number): WrkResult => ({
   requests: rps * 10,

@@ -8,7 +8,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runLoadProcess } from './load-process.js';
+import { runLoadProcess } from './load-process.ts';
 
 export interface WrkResult {
   readonly requests: number;

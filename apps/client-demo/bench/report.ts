@@ -7,8 +7,8 @@
  * median over rounds of the per-round ratio or difference, which a single disturbed round
  * cannot move much; pooled figures are printed too.
  */
-import type { InterleavedResult } from './interleaved-latency.js';
-import type { WrkResult } from './wrk.js';
+import type { InterleavedResult } from './interleaved-latency.ts';
+import type { WrkResult } from './wrk.ts';
 
 export const TARGETS = {
   throughputRatio: 0.95,
@@ -34,7 +34,7 @@ export const QUIET_STEAL = 0.03;
  * - `enforce`: the WAF as shipped (`enforce`, batched evaluation);
  * - `inline`: `enforce` with `RAMPART_EVALUATION=inline`, each request evaluated as it arrives;
  * - `deferred`: `off`, plus the demo's stand-in for the batching alone
- *   (`DEMO_BENCH_DEFER_REQUESTS`): requests wait for the end of their turn, nothing is evaluated.
+ *   (BENCH_APP_STAGE=deferred): requests wait for the end of their turn, nothing is evaluated.
  */
 export type Mode = 'off' | 'enforce' | 'inline' | 'deferred';
 

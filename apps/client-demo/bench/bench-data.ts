@@ -4,10 +4,11 @@
  * - Data: the ~1.07M real country and ASN ranges of the @ip-location-db packages, imported by
  *   rules-core's bench modules (the same data `npm run bench:lookup` uses).
  * - Rules: rules-core's worst-case rule set (ip allow/block lists, country, ASN and reputation
- *   blocks, 20 pattern rules over every field and match kind), plus what it lacks so that every
- *   rule type and both modes are present: a rate limit on `POST /login` per IP (does not match
- *   the benchmark's GET), a site-wide per-IP rate limit that counts every request but is never
- *   exceeded (the most expensive path through the limiter), and a monitor-mode pattern rule.
+ *   blocks, 20 pattern rules over every field and match kind), plus the demo's own rules
+ *   (`src/waf/demo-rules.ts`: a rate limit on `POST /login` per IP, which does not match the
+ *   benchmark's GET, and a monitor-mode pattern rule among them) and a site-wide per-IP rate
+ *   limit that counts every request but is never exceeded (the most expensive path through the
+ *   limiter): every rule type and both modes are present.
  * - Addresses: 1000 public addresses the rules were drawn around, so every request is looked up
  *   in every range category, compared with every pattern, counted and then passed: the slowest
  *   path through the evaluator, for every request.
@@ -22,6 +23,7 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { DEMO_RULES, type RuleJson } from '@rampart/client-demo/waf/demo-rules';
 import { buildReference } from '@rampart/rules-core/bench/accuracy';
 import { cacheDigest } from '@rampart/rules-core/bench/build-cache';
 import { importDatasets, resolveDatasetFiles } from '@rampart/rules-core/bench/dataset-files';
@@ -31,7 +33,7 @@ import { SCHEMA_VERSION } from '@rampart/rules-core/snapshot/schema';
 import { writeSnapshot } from '@rampart/rules-core/snapshot/writer';
 
 /** Bump when the rule additions or versions below change, so cached snapshots are rebuilt. */
-const RULES_REVISION = 3;
+const RULES_REVISION = 4;
 /** Snapshot versions built: the first to start on, the others to swap to. */
 export const VERSIONS = 5;
 
@@ -62,16 +64,12 @@ interface CachedMeta {
   readonly rangeCount: number;
 }
 
-const EXTRA_RULES: readonly Record<string, unknown>[] = [
-  {
-    id: 'rate-login',
-    type: 'rate_limit',
-    methods: ['POST'],
-    when: [{ field: 'path', match: 'exact', value: '/login' }],
-    key: { kind: 'ip' },
-    windowSeconds: 60,
-    limit: 10,
-  },
+/**
+ * The demo's own rules (among them the login rate limit and a monitor-mode pattern), and a
+ * site-wide per-IP rate limit that counts every request but is never exceeded.
+ */
+const EXTRA_RULES: readonly RuleJson[] = [
+  ...DEMO_RULES,
   {
     id: 'rate-site',
     type: 'rate_limit',
@@ -80,13 +78,6 @@ const EXTRA_RULES: readonly Record<string, unknown>[] = [
     windowSeconds: 60,
     limit: 10_000_000,
     note: 'counts every request, never reached in the benchmark',
-  },
-  {
-    id: 'watch-dotfiles',
-    type: 'pattern',
-    action: 'block',
-    mode: 'monitor',
-    when: [{ field: 'path', match: 'prefix', value: '/.' }],
   },
 ];
 
@@ -99,7 +90,7 @@ const EVEN_RULE = {
 };
 
 export function benchCacheDir(): string {
-  const dir = fileURLToPath(new URL('../../.bench-cache/', import.meta.url));
+  const dir = fileURLToPath(new URL('../.bench-cache/', import.meta.url));
   mkdirSync(dir, { recursive: true });
   return dir;
 }

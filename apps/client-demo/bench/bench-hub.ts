@@ -17,8 +17,8 @@
 import { once } from 'node:events';
 import { stat } from 'node:fs/promises';
 import { Worker } from 'node:worker_threads';
-import { sha256OfFile } from '../waf/snapshot-dir.js';
-import type { Published } from './bench-hub-server.js';
+import { sha256OfFile } from '../src/test-support/snapshot-dir.ts';
+import type { Published } from './bench-hub-server.ts';
 
 export interface BenchHub {
   readonly url: string;
@@ -39,7 +39,7 @@ export async function startBenchHub(siteKey: string, files: readonly string[]): 
       bytes: (await stat(file)).size,
     });
   }
-  const worker = new Worker(new URL('./bench-hub-server.js', import.meta.url), {
+  const worker = new Worker(new URL('./bench-hub-server.ts', import.meta.url), {
     workerData: { siteKey },
   });
   const [ready] = (await once(worker, 'message')) as [{ url: string }];
