@@ -6,7 +6,7 @@
  * Node.js too old to run the command at all (see `node-version.ts`; the bin checks it before it
  * loads anything else).
  */
-import { UNSUPPORTED_NODE_EXIT } from './node-version.js';
+import { MINIMUM_NODE_TEXT, UNSUPPORTED_NODE_EXIT } from './node-version.js';
 
 export const EXIT = {
   ok: 0,
@@ -16,6 +16,19 @@ export const EXIT = {
   noInput: 66,
   unsupportedNode: UNSUPPORTED_NODE_EXIT,
 } as const;
+
+/**
+ * What each exit code means, as `rampart --help` lists it. Typed by `EXIT`'s keys so a new
+ * code cannot be added without saying what it means.
+ */
+export const EXIT_MEANINGS: { readonly [K in keyof typeof EXIT]: string } = {
+  ok: 'success',
+  failure: 'any other failure',
+  usage: 'wrong usage: unknown command or option, missing or bad option value',
+  data: 'input data that does not validate (rules, datasets, a snapshot a client would refuse)',
+  noInput: 'an input file that cannot be read',
+  unsupportedNode: `Node.js older than ${MINIMUM_NODE_TEXT} (nothing was run)`,
+};
 
 export class CliError extends Error {
   constructor(

@@ -6,7 +6,12 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { temporaryDirectory } from '../test-support/snapshot-fixture.js';
 import { EXIT } from './cli-error.js';
+import { EVALUATE } from './evaluate-command.js';
 import { main } from './main.js';
+import { SNAPSHOT_BUILD } from './snapshot-build-command.js';
+import { SNAPSHOT_INSPECT } from './snapshot-inspect-command.js';
+import { SUBSTITUTE } from './substitute-command.js';
+import { formatCommandUsage, optionTable } from './usage.js';
 
 const tmp = temporaryDirectory();
 afterAll(() => tmp.remove());
@@ -201,6 +206,109 @@ describe('bad input: one line on stderr and a non-zero exit', () => {
     const result = await run('snapshot', 'inspect', file('plain.txt', 'hello'));
     expect(result.code).toBe(EXIT.data);
     expectOneLine(result.stderr, 'not a SQLite database');
+  });
+});
+
+describe('help: usage on stdout, exit 0, nothing on stderr', () => {
+  /** Each command and every option it accepts: the specification its help must meet. */
+  const commands = [
+    [
+      'snapshot build',
+      SNAPSHOT_BUILD,
+      ['--rules', '--country', '--asn', '--reputation', '--version', '--skip-bad-lines', '--out'],
+    ],
+    ['snapshot inspect', SNAPSHOT_INSPECT, []],
+    [
+      'evaluate',
+      EVALUATE,
+      ['--snapshot', '--ip', '--method', '--host', '--path', '--query', '--ua', '--header'],
+    ],
+    ['substitute', SUBSTITUTE, ['--rules', '--match-kind', '--max-buffered', '--chunk-size']],
+  ] as const;
+
+  describe.each(commands)('rampart %s', (name, spec, options) => {
+    it.each(['--help', '-h'])(
+      '%s prints what it does, each option and an example',
+      async (flag) => {
+        const { code, stdout, stderr } = await run(...name.split(' '), flag);
+        expect(code).toBe(EXIT.ok);
+        expect(stderr).toBe('');
+        expect(stdout.startsWith(`rampart ${name}: ${spec.summary}\n`)).toBe(true);
+        expect(stdout).toContain(`usage: rampart ${name} `);
+        for (const option of [...options, '--help'])
+          expect(stdout).toMatch(new RegExp(`^ +(-h, )?${option}\\b.* \\w`, 'm'));
+        expect(stdout).toMatch(/^examples?:\n {2}rampart /m);
+      },
+    );
+
+    it('accepts exactly the options its help lists', () => {
+      expect(Object.keys(optionTable(spec)).map((o) => `--${o}`)).toEqual([...options, '--help']);
+    });
+
+    it('--help after other words still prints the help and runs nothing', async () => {
+      const before = options[0] === undefined ? ['FILE'] : [options[0], 'FILE'];
+      const { code, stdout } = await run(...name.split(' '), ...before, '--help');
+      expect(code).toBe(EXIT.ok);
+      expect(stdout).toBe(formatCommandUsage(spec));
+    });
+
+    it('is also "rampart help COMMAND"', async () => {
+      const { code, stdout } = await run('help', ...name.split(' '));
+      expect(code).toBe(EXIT.ok);
+      expect(stdout).toBe(formatCommandUsage(spec));
+    });
+  });
+
+  it('rampart --help, -h and help list every command and the exit codes', async () => {
+    for (const flag of ['--help', '-h', 'help']) {
+      const { code, stdout, stderr } = await run(flag);
+      expect(code).toBe(EXIT.ok);
+      expect(stderr).toBe('');
+      for (const [name, spec] of commands) {
+        const line = stdout.split('\n').find((l) => l.startsWith(`  ${name}  `));
+        expect(line?.slice(name.length + 2).trim()).toBe(spec.summary);
+      }
+      expect(stdout).toContain(`${EXIT.unsupportedNode}  Node.js older than 22.12`);
+    }
+  });
+
+  it('rampart alone prints the same list, but exits 64: it ran nothing', async () => {
+    const { code, stdout } = await run();
+    expect(code).toBe(EXIT.usage);
+    expect(stdout).toBe((await run('--help')).stdout);
+  });
+
+  it('rampart snapshot alone lists its two commands and exits 64; with --help it exits 0', async () => {
+    const alone = await run('snapshot');
+    expect(alone.code).toBe(EXIT.usage);
+    expect(alone.stderr).toBe('');
+    expect(alone.stdout).toMatch(/^rampart snapshot: /);
+    expect(alone.stdout).toMatch(/^ {2}snapshot build +build /m);
+    expect(alone.stdout).toMatch(/^ {2}snapshot inspect +verify /m);
+    expect(alone.stdout).not.toMatch(/^ {2}(evaluate|substitute) /m);
+    for (const flag of ['--help', '-h']) {
+      const help = await run('snapshot', flag);
+      expect(help.code).toBe(EXIT.ok);
+      expect(help.stdout).toBe(alone.stdout);
+    }
+  });
+
+  it('an unknown option is still a usage error: exit 64, one line on stderr, nothing on stdout', async () => {
+    const { code, stdout, stderr } = await run('evaluate', '--help-me');
+    expect(code).toBe(EXIT.usage);
+    expect(stdout).toBe('');
+    expect(stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(stderr).toContain("Unknown option '--help-me'");
+    expect(stderr).toContain('(see "rampart evaluate --help")');
+  });
+
+  it('an unknown command points to the help of the level it was looked for in', async () => {
+    expect((await run('explode')).stderr).toBe(
+      'rampart: unknown command "explode" (try "rampart --help")\n',
+    );
+    expect((await run('snapshot', 'explode')).stderr).toBe(
+      'rampart: unknown command "snapshot explode" (try "rampart snapshot --help")\n',
+    );
   });
 });
 

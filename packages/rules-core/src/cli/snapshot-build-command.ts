@@ -11,20 +11,67 @@ import type { RuleSet } from '../rules/model.js';
 import { parseRuleSet, RuleValidationError } from '../rules/validate.js';
 import { SnapshotBuildError, writeSnapshot } from '../snapshot/writer.js';
 import { type CliIo, dataError, noInputError, usageError } from './cli-error.js';
-import { parseOptions, required } from './parse-options.js';
+import { parseOptions } from './parse-options.js';
+import type { CommandSpec } from './usage.js';
+
+export const SNAPSHOT_BUILD = {
+  name: 'snapshot build',
+  summary: 'build a snapshot file from a rule set and IP datasets, all or nothing',
+  options: {
+    rules: {
+      type: 'string',
+      value: 'RULES.json',
+      required: true,
+      description: 'the rule set, {"rules": [...]}; all its problems are reported',
+    },
+    country: {
+      type: 'string',
+      value: 'CSV',
+      multiple: true,
+      description: 'country ranges, @ip-location-db format: start,end,CC',
+    },
+    asn: {
+      type: 'string',
+      value: 'CSV',
+      multiple: true,
+      description: 'AS ranges, @ip-location-db format: start,end,asn,org',
+    },
+    reputation: {
+      type: 'string',
+      value: 'LIST',
+      multiple: true,
+      description:
+        'a list of CIDRs or addresses, one a line (# and ; comments), named after the file',
+    },
+    version: {
+      type: 'string',
+      value: 'N',
+      description: 'the snapshot version, a positive integer (default: the current Unix time)',
+    },
+    'skip-bad-lines': {
+      type: 'boolean',
+      description: 'skip dataset lines that do not parse (listed on stderr) instead of failing',
+    },
+    out: {
+      type: 'string',
+      value: 'FILE',
+      required: true,
+      description: 'the snapshot to write, atomically: complete or not at all',
+    },
+  },
+  notes: [
+    'Prints a summary of the snapshot written as JSON on stdout.',
+    'A bad dataset line stops the build, naming file:line, unless --skip-bad-lines is given. A rule naming a reputation list the build was not given is an error.',
+  ],
+  examples: [
+    'rampart snapshot build --rules rules.json --country geo.csv --reputation drop.txt --out site.sqlite',
+  ],
+} as const satisfies CommandSpec;
 
 export async function snapshotBuildCommand(argv: readonly string[], io: CliIo): Promise<void> {
-  const { values } = parseOptions(argv, {
-    rules: { type: 'string' },
-    country: { type: 'string', multiple: true },
-    asn: { type: 'string', multiple: true },
-    reputation: { type: 'string', multiple: true },
-    out: { type: 'string' },
-    version: { type: 'string' },
-    'skip-bad-lines': { type: 'boolean' },
-  });
-  const rulesPath = required(values.rules, 'rules');
-  const out = required(values.out, 'out');
+  const { values } = parseOptions(argv, SNAPSHOT_BUILD);
+  const rulesPath = values.rules;
+  const out = values.out;
   const version =
     values.version === undefined ? Math.floor(Date.now() / 1000) : Number(values.version);
   if (!Number.isSafeInteger(version) || version < 1)

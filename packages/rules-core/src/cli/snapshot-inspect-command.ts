@@ -5,13 +5,25 @@
 import { labelSetCount, rangeCount } from '../ip/range-table.js';
 import { openSnapshot, SnapshotOpenError } from '../snapshot/reader.js';
 import { RANGE_CATEGORIES } from '../snapshot/schema.js';
-import { type CliIo, dataError, noInputError, usageError } from './cli-error.js';
+import { type CliIo, dataError, noInputError } from './cli-error.js';
 import { parseOptions } from './parse-options.js';
+import type { CommandSpec } from './usage.js';
+
+export const SNAPSHOT_INSPECT = {
+  name: 'snapshot inspect',
+  summary: 'verify a snapshot file as a client does and print what it holds as JSON',
+  arguments: [{ name: 'FILE', description: 'the snapshot file' }],
+  options: {},
+  notes: [
+    'Prints the versions, the range counts of each category and the rules.',
+    'A file a client would refuse exits 65 with the reason; a missing file exits 66.',
+  ],
+  examples: ['rampart snapshot inspect site.sqlite'],
+} as const satisfies CommandSpec;
 
 export async function snapshotInspectCommand(argv: readonly string[], io: CliIo): Promise<void> {
-  const { positionals } = parseOptions(argv, {}, 1);
-  const path = positionals[0];
-  if (path === undefined) throw usageError('snapshot inspect needs a FILE');
+  const { args } = parseOptions(argv, SNAPSHOT_INSPECT);
+  const path = args.FILE;
   const snapshot = await openOrExplain(path);
   try {
     const { rules, tables, labelValue: _labelValue, close: _close, ...info } = snapshot;

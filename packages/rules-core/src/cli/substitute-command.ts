@@ -1,10 +1,6 @@
 /**
- * `rampart substitute --rules RULES.json [--match-kind leftmost-first|leftmost-longest]
- *  [--max-buffered N] [--chunk-size N]`: applies substitution rules to stdin, writing stdout.
- *
- * RULES.json is a JSON array of `{"pattern", "replacement", "flags"}` in priority order.
- * `--chunk-size` re-chunks stdin into pieces of exactly N bytes before feeding the engine, to
- * check that the output does not depend on chunking. A bad rule exits 65 with the error.
+ * `rampart substitute`: applies substitution rules to stdin, writing stdout (options and
+ * formats: `SUBSTITUTE`, which `rampart substitute --help` prints).
  */
 import { readFile } from 'node:fs/promises';
 import type { Readable, Writable } from 'node:stream';
@@ -14,10 +10,45 @@ import {
   RuleSetError,
   type SubstitutionRule,
 } from '../substitution/rule-set.js';
-import { Substituter } from '../substitution/substituter.js';
+import { DEFAULT_MAX_BUFFERED_BYTES, Substituter } from '../substitution/substituter.js';
 import { type CliIo, dataError, noInputError, usageError } from './cli-error.js';
-import { parseOptions, required } from './parse-options.js';
+import { parseOptions } from './parse-options.js';
+import type { CommandSpec } from './usage.js';
 
+export const SUBSTITUTE = {
+  name: 'substitute',
+  summary: 'apply substitution rules to stdin in one streaming pass, writing stdout',
+  options: {
+    rules: {
+      type: 'string',
+      value: 'RULES.json',
+      required: true,
+      description: 'JSON array of {pattern, replacement, flags} in priority order',
+    },
+    'match-kind': {
+      type: 'string',
+      value: 'KIND',
+      default: 'leftmost-first',
+      description: 'leftmost-first or leftmost-longest',
+    },
+    'max-buffered': {
+      type: 'string',
+      value: 'N',
+      default: String(DEFAULT_MAX_BUFFERED_BYTES),
+      description: 'longest partial match held back before it is given up with a warning',
+    },
+    'chunk-size': {
+      type: 'string',
+      value: 'N',
+      description: 'feed stdin in pieces of N bytes (to check that chunking changes nothing)',
+    },
+  },
+  tail: '< BODY > RESULT',
+  notes: ['A bad rule exits 65 with the message; buffer-limit warnings go to stderr.'],
+  examples: ['rampart substitute --rules rewrites.json < page.html > rewritten.html'],
+} as const satisfies CommandSpec;
+
+/** The byte streams the command reads and writes; injected so tests can use memory streams. */
 export interface ByteStreams {
   readonly stdin: Readable;
   readonly stdout: Writable;
@@ -28,19 +59,14 @@ export async function substituteCommand(
   io: CliIo,
   streams: ByteStreams = { stdin: process.stdin, stdout: process.stdout },
 ): Promise<void> {
-  const { values } = parseOptions(argv, {
-    rules: { type: 'string' },
-    'match-kind': { type: 'string', default: 'leftmost-first' },
-    'max-buffered': { type: 'string' },
-    'chunk-size': { type: 'string' },
-  });
+  const { values } = parseOptions(argv, SUBSTITUTE);
   const matchKind = values['match-kind'];
   if (matchKind !== 'leftmost-first' && matchKind !== 'leftmost-longest') {
     throw usageError('--match-kind must be leftmost-first or leftmost-longest');
   }
   const maxBufferedBytes = optionalCount(values['max-buffered'], 'max-buffered', 0);
   const chunkSize = optionalCount(values['chunk-size'], 'chunk-size', 1);
-  const rules = await readRules(required(values.rules, 'rules'));
+  const rules = await readRules(values.rules);
   let set: ReturnType<typeof compileRuleSet>;
   try {
     set = compileRuleSet(rules, { matchKind: matchKind as MatchKind });
