@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { EXIT } from './cli-error.js';
+import { main } from './main.js';
 import { unsupportedNodeMessage } from './node-version.js';
 
 const bin = fileURLToPath(new URL('../../bin/rampart.js', import.meta.url));
@@ -15,8 +16,23 @@ const bin = fileURLToPath(new URL('../../bin/rampart.js', import.meta.url));
 async function runBin(nodeArgs: readonly string[], args: readonly string[]) {
   return promisify(execFile)(process.execPath, [...nodeArgs, bin, ...args]).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
-    (e: { code: number; stdout: string; stderr: string }) => e,
+    ({ code, stdout, stderr }: { code: number; stdout: string; stderr: string }) => ({
+      code,
+      stdout,
+      stderr,
+    }),
   );
+}
+
+/** `main` in this process, with the output it would write. */
+async function runMain(args: readonly string[]) {
+  let stdout = '';
+  let stderr = '';
+  const code = await main(args, {
+    stdout: { write: (t: string) => (stdout += t) },
+    stderr: { write: (t: string) => (stderr += t) },
+  });
+  return { code, stdout, stderr };
 }
 
 /**
@@ -29,6 +45,17 @@ const reportingNode = (version: string) => [
 ];
 
 describe('the rampart bin', () => {
+  it('on a supported Node.js, runs the CLI with its arguments and exits with its code', async () => {
+    for (const [args, code] of [
+      [['--help'], EXIT.ok],
+      [['snapshot'], EXIT.usage],
+    ] as const) {
+      const inProcess = await runMain(args);
+      expect(inProcess.code).toBe(code);
+      expect(await runBin([], args)).toEqual(inProcess);
+    }
+  });
+
   it('on a Node.js older than 22.12, prints what to run instead and runs nothing', async () => {
     const result = await runBin(reportingNode('20.20.2'), ['--help']);
     expect(result.code).toBe(EXIT.unsupportedNode);
