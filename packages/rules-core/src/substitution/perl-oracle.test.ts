@@ -14,9 +14,13 @@ import { execFileSync } from 'node:child_process';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parsePattern } from '../regex/syntax/parser.js';
-import { body, ruleSet } from '../regex/testing/arbitraries.js';
-import { hasNullableLoop, isNullable, ruleAst } from '../regex/testing/backtracking-reference.js';
-import { runChunks } from '../regex/testing/run-substitution.js';
+import { body, ruleSet } from '../test-support/regex/arbitraries.js';
+import {
+  hasNullableLoop,
+  isNullable,
+  ruleAst,
+} from '../test-support/regex/backtracking-reference.js';
+import { runChunks } from '../test-support/regex/run-substitution.js';
 import type { SubstitutionRule } from './rule-set.js';
 import { compileTemplate } from './template.js';
 

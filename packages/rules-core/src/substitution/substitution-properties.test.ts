@@ -6,18 +6,18 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { BODY_BYTES, body, cuts, ruleSet } from '../regex/testing/arbitraries.js';
+import { BODY_BYTES, body, cuts, ruleSet } from '../test-support/regex/arbitraries.js';
 import {
   hasNullableLoop,
   referenceSubstitute,
   ruleAst,
-} from '../regex/testing/backtracking-reference.js';
+} from '../test-support/regex/backtracking-reference.js';
 import {
   type Chunking,
   type RunResult,
   runChunks,
   split,
-} from '../regex/testing/run-substitution.js';
+} from '../test-support/regex/run-substitution.js';
 import { compileRuleSet, type MatchKind, type SubstitutionRule } from './rule-set.js';
 import { Substituter } from './substituter.js';
 

@@ -4,13 +4,13 @@
  * chunk, with 1-byte chunks and with every two-chunk split (`expectAllChunkings`).
  */
 import { describe, expect, it } from 'vitest';
-import { referenceSubstitute } from '../regex/testing/backtracking-reference.js';
+import { referenceSubstitute } from '../test-support/regex/backtracking-reference.js';
 import {
   type Chunking,
   chunkings,
   runChunks,
   substitute,
-} from '../regex/testing/run-substitution.js';
+} from '../test-support/regex/run-substitution.js';
 import { compileRuleSet, type RuleSetOptions, type SubstitutionRule } from './rule-set.js';
 import { Substituter, type SubstituterOptions } from './substituter.js';
 

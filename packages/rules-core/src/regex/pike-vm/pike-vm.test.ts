@@ -6,8 +6,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compileRuleSet } from '../../substitution/rule-set.js';
 import { Substituter } from '../../substitution/substituter.js';
+import { body, pattern } from '../../test-support/regex/arbitraries.js';
 import { END_OF_INPUT } from '../nfa/look.js';
-import { body, pattern } from '../testing/arbitraries.js';
 import { BoundedBacktracker } from './bounded-backtracker.js';
 import { OnePass } from './one-pass.js';
 

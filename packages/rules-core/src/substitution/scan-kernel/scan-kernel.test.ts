@@ -7,8 +7,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { LazyDfa } from '../../regex/lazy-dfa/lazy-dfa.js';
-import { body, ruleSet } from '../../regex/testing/arbitraries.js';
-import { type RunResult, runChunks, substitute } from '../../regex/testing/run-substitution.js';
+import { body, ruleSet } from '../../test-support/regex/arbitraries.js';
+import {
+  type RunResult,
+  runChunks,
+  substitute,
+} from '../../test-support/regex/run-substitution.js';
 import { compileRuleSet, MAX_CACHE_BYTES } from '../rule-set.js';
 import { Substituter } from '../substituter.js';
 import { ScanKernel } from './scan-kernel.js';

@@ -9,10 +9,10 @@
  * empty iterations, as Perl does (`((a)*|a){1,2}` on "a" leaves `$1` empty).
  */
 
-import type { MatchKind } from '../lazy-dfa/lazy-dfa.js';
-import { Look, type Node } from '../syntax/ast.js';
-import { isWordByte } from '../syntax/byte-set.js';
-import { parsePattern } from '../syntax/parser.js';
+import type { MatchKind } from '../../regex/lazy-dfa/lazy-dfa.js';
+import { Look, type Node } from '../../regex/syntax/ast.js';
+import { isWordByte } from '../../regex/syntax/byte-set.js';
+import { parsePattern } from '../../regex/syntax/parser.js';
 
 export interface ReferenceRule {
   readonly pattern: string;
