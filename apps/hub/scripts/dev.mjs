@@ -82,7 +82,17 @@ function adminToken() {
   return readFileSync(file, 'utf8').trim();
 }
 
-function stopAll() {
+/**
+ * The hub first, and only once it has exited (at most 10 s) the rest: Redis stopped under a
+ * closing hub only makes it log connection errors on its way out.
+ */
+async function stopAll() {
+  const running = hub && hub.exitCode === null && hub.signalCode === null;
+  if (running) {
+    const exited = new Promise((resolve) => hub.once('exit', resolve));
+    hub.kill('SIGTERM');
+    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+  }
   for (const child of children) child.kill('SIGTERM');
 }
 
@@ -105,22 +115,21 @@ children.push(watcher);
 // The hub starts once the watching compiler has finished its first pass: that pass rewrites
 // dist/, and a hub started before it would restart about ten seconds in, under the feet of
 // whoever just found it ready (the demo's provisioning did).
-let hubStarted = false;
+let hub;
 watcher.stdout.on('data', (chunk) => {
   process.stdout.write(chunk);
-  if (hubStarted || !String(chunk).includes('Watching for file changes')) return;
-  hubStarted = true;
-  children.push(
-    spawn(process.execPath, ['--watch-path=dist', 'dist/main.js'], {
-      cwd: app,
-      env,
-      stdio: 'inherit',
-    }),
-  );
+  if (hub || !String(chunk).includes('Watching for file changes')) return;
+  hub = spawn(process.execPath, ['--watch-path=dist', 'dist/main.js'], {
+    cwd: app,
+    env,
+    stdio: 'inherit',
+  });
 });
+let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.on(signal, () => {
-    stopAll();
-    process.exit(0);
+    if (stopping) return;
+    stopping = true;
+    void stopAll().then(() => process.exit(0));
   });
 }
