@@ -6,8 +6,8 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { runCli } from '../test-support/run-cli.js';
 import { EXIT } from './cli-error.js';
-import { main } from './main.js';
 import { unsupportedNodeMessage } from './node-version.js';
 
 const bin = fileURLToPath(new URL('../../bin/rampart.js', import.meta.url));
@@ -25,15 +25,7 @@ async function runBin(nodeArgs: readonly string[], args: readonly string[]) {
 }
 
 /** `main` in this process, with the output it would write. */
-async function runMain(args: readonly string[]) {
-  let stdout = '';
-  let stderr = '';
-  const code = await main(args, {
-    stdout: { write: (t: string) => (stdout += t) },
-    stderr: { write: (t: string) => (stderr += t) },
-  });
-  return { code, stdout, stderr };
-}
+const runMain = runCli;
 
 /**
  * A preload that makes this Node.js report another version to the bin, the only thing the

@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../test-support/run-cli.js';
 import { temporaryDirectory } from '../test-support/snapshot-fixture.js';
 import { EXIT } from './cli-error.js';
 import { EVALUATE } from './evaluate-command.js';
-import { main } from './main.js';
 import { SNAPSHOT_BUILD } from './snapshot-build-command.js';
 import { SNAPSHOT_INSPECT } from './snapshot-inspect-command.js';
 import { SUBSTITUTE } from './substitute-command.js';
@@ -21,15 +21,7 @@ const file = (name: string, content: string) => {
   return path;
 };
 
-async function run(...argv: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const code = await main(argv, {
-    stdout: { write: (t: string) => (stdout += t) },
-    stderr: { write: (t: string) => (stderr += t) },
-  });
-  return { code, stdout, stderr };
-}
+const run = (...argv: string[]) => runCli(argv);
 
 const rules = {
   rules: [
