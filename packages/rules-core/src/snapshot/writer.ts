@@ -3,6 +3,12 @@
  *
  * The file appears at `path` complete or not at all: it is written to a temporary sibling and
  * renamed into place, so a reader (or the hub's publisher) never sees half a snapshot.
+ *
+ * The layout is deterministic and puts what changes least first: the dataset tables (country,
+ * ASN, reputation), then the table of the rules' own addresses, then the rules, then `meta`.
+ * SQLite allocates pages in the order rows arrive, so a snapshot whose datasets did not change
+ * (a rule edit, an automatic block) has the same bytes as the previous one up to its last pages,
+ * and a page delta between the two (`page-delta.ts`) carries kilobytes, not the datasets.
  */
 import { randomBytes } from 'node:crypto';
 import { renameSync, rmSync, statSync } from 'node:fs';
@@ -197,13 +203,20 @@ function writeFile(
     db.pragma('synchronous = OFF');
     db.exec(DDL);
     db.transaction(() => {
-      writeMeta(db, input, categories, createdAt);
+      for (const c of [...categories].sort(byStability)) writeCategory(db, c);
       writeRules(db, input.ruleSet);
-      for (const c of categories) writeCategory(db, c);
+      writeMeta(db, input, categories, createdAt);
     })();
   } finally {
     db.close();
   }
+}
+
+/** The datasets first, the table of the rules' own addresses (`ip`) after them. */
+const WRITE_ORDER: readonly RangeCategory[] = ['country', 'asn', 'reputation', 'ip'];
+
+function byStability(a: BuiltCategory, b: BuiltCategory): number {
+  return WRITE_ORDER.indexOf(a.category) - WRITE_ORDER.indexOf(b.category);
 }
 
 function writeMeta(
