@@ -1,5 +1,6 @@
 import { BullModule } from '@nestjs/bullmq';
 import { Module } from '@nestjs/common';
+import { PublicationsModule } from '../publications/publications.module.js';
 import { SitesModule } from '../sites/sites.module.js';
 import { BuildProcessor } from './build.processor.js';
 import { SNAPSHOT_BUILD_QUEUE } from './build-queue.constants.js';
@@ -10,7 +11,11 @@ import { BuildsService } from './builds.service.js';
 import { SnapshotBuilder } from './snapshot-builder.js';
 
 @Module({
-  imports: [BullModule.registerQueue({ name: SNAPSHOT_BUILD_QUEUE }), SitesModule],
+  imports: [
+    BullModule.registerQueue({ name: SNAPSHOT_BUILD_QUEUE }),
+    SitesModule,
+    PublicationsModule,
+  ],
   controllers: [BuildsController],
   providers: [BuildQueueService, BuildsService, SnapshotBuilder, BuildProcessor, BuildReconciler],
   exports: [BuildQueueService],

@@ -11,6 +11,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { DatabaseService } from '../database/database.service.js';
 import { BuildsTable } from '../database/schema.js';
+import { PublicationChannel } from '../publications/publication-channel.js';
 import { DataDir } from '../storage/data-dir.js';
 import { BuildQueueService } from './build-queue.service.js';
 import { SnapshotBuilder } from './snapshot-builder.js';
@@ -41,6 +42,7 @@ export class BuildsService {
     private readonly dataDir: DataDir,
     private readonly builder: SnapshotBuilder,
     private readonly queue: BuildQueueService,
+    private readonly publications: PublicationChannel,
     @Inject(HUB_CONFIG) private readonly config: HubConfig,
   ) {}
 
@@ -171,6 +173,8 @@ export class BuildsService {
       this.logger.log(
         `site ${siteId}: published snapshot version ${version} (${output.bytes} bytes)`,
       );
+      // Committed: the polls held for this site, on every hub instance, can be answered now.
+      await this.publications.announce(siteId, version);
       return { status: 'succeeded', version, sha256: output.sha256 };
     } finally {
       await this.dataDir.discard(outPath);

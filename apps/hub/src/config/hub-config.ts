@@ -85,6 +85,20 @@ export class HubEnvironment {
   @Min(100)
   HUB_RECONCILE_INTERVAL_MS = 5000;
 
+  /** Blocking polls held at once; past it a poll is answered at once and waits on the client. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(1_000_000)
+  HUB_MAX_HELD_POLLS = 10_000;
+
+  /** The longest `wait` a blocking poll may ask for (longer ones are refused with 400). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1000)
+  @Max(600_000)
+  HUB_MAX_POLL_WAIT_MS = 60_000;
+
   /** Whether X-Forwarded-For from a reverse proxy in front of the hub is believed. */
   @IsIn(['true', 'false'])
   HUB_TRUST_PROXY: 'true' | 'false' = 'false';
@@ -121,6 +135,8 @@ export interface HubConfig {
   readonly snapshotRetention: number;
   readonly buildDebounceMs: number;
   readonly reconcileIntervalMs: number;
+  readonly maxHeldPolls: number;
+  readonly maxPollWaitMs: number;
   readonly trustProxy: boolean;
   readonly logLevel: HubEnvironment['HUB_LOG_LEVEL'];
 }
@@ -138,6 +154,8 @@ export function hubConfigFrom(env: HubEnvironment): HubConfig {
     snapshotRetention: env.HUB_SNAPSHOT_RETENTION,
     buildDebounceMs: env.HUB_BUILD_DEBOUNCE_MS,
     reconcileIntervalMs: env.HUB_RECONCILE_INTERVAL_MS,
+    maxHeldPolls: env.HUB_MAX_HELD_POLLS,
+    maxPollWaitMs: env.HUB_MAX_POLL_WAIT_MS,
     trustProxy: env.HUB_TRUST_PROXY === 'true',
     logLevel: env.HUB_LOG_LEVEL,
   };

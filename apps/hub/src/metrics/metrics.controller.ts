@@ -1,6 +1,9 @@
 import { Controller, Get, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiProperty, ApiTags } from '@nestjs/swagger';
 import { AdminGuard } from '../auth/admin.guard.js';
+import { PublicationChannel } from '../publications/publication-channel.js';
+import { SnapshotWaits } from '../publications/snapshot-waits.js';
+import { DeltaCache } from '../snapshots/delta-cache.js';
 import { SnapshotCache } from '../snapshots/snapshot-cache.js';
 
 export class MetricsView {
@@ -15,6 +18,24 @@ export class MetricsView {
 
   @ApiProperty({ description: 'Bytes of raw and gzipped snapshots held in memory.' })
   snapshotCacheBytes!: number;
+
+  @ApiProperty({ description: 'Blocking polls held by this instance right now.' })
+  heldPolls!: number;
+
+  @ApiProperty({ description: 'Blocking polls answered at once because the bound was reached.' })
+  refusedPolls!: number;
+
+  @ApiProperty({ description: 'Held polls ended by a publication since start.' })
+  wokenPolls!: number;
+
+  @ApiProperty({ description: 'Publications announced by other hub instances, received.' })
+  announcementsReceived!: number;
+
+  @ApiProperty({ description: 'Page deltas computed since start (each pair once).' })
+  deltasComputed!: number;
+
+  @ApiProperty({ description: 'Bytes of gzipped page deltas held in memory.' })
+  deltaCacheBytes!: number;
 }
 
 /** Counters of this hub instance (each instance has its own), for operators and tests. */
@@ -23,16 +44,28 @@ export class MetricsView {
 @UseGuards(AdminGuard)
 @Controller('v1/metrics')
 export class MetricsController {
-  constructor(private readonly cache: SnapshotCache) {}
+  constructor(
+    private readonly cache: SnapshotCache,
+    private readonly deltas: DeltaCache,
+    private readonly waits: SnapshotWaits,
+    private readonly publications: PublicationChannel,
+  ) {}
 
   @Get()
   @ApiOkResponse({ type: MetricsView })
   metrics(): MetricsView {
     const cache = this.cache.stats();
+    const deltas = this.deltas.stats();
     return {
       snapshotFileReads: cache.fileReads,
       snapshotCacheEntries: cache.entries,
       snapshotCacheBytes: cache.bytes,
+      heldPolls: this.waits.count,
+      refusedPolls: this.waits.refused,
+      wokenPolls: this.waits.woken,
+      announcementsReceived: this.publications.received,
+      deltasComputed: deltas.computed,
+      deltaCacheBytes: deltas.bytes,
     };
   }
 }

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
+import { PublicationsModule } from '../publications/publications.module.js';
 import { SnapshotsModule } from '../snapshots/snapshots.module.js';
 import { MetricsController } from './metrics.controller.js';
 
-@Module({ imports: [SnapshotsModule], controllers: [MetricsController] })
+@Module({ imports: [SnapshotsModule, PublicationsModule], controllers: [MetricsController] })
 export class MetricsModule {}

@@ -1,31 +1,101 @@
 /**
  * Snapshot distribution to WAF clients and prexy instances (site key in `Authorization: Bearer`).
  *
- * - `GET /v1/snapshot`: the current version. The only request that cannot be cached: `ETag` is
- *   the content hash, `If-None-Match` with it answers 304, otherwise the file streams with its
- *   hash and version in headers (gzip when accepted), and `Content-Location` names its
- *   immutable URL.
- * - `GET /v1/snapshots/:sha256`: one retained version by content hash, immutable and cacheable for
- *   a year by any CDN (the hash is the version; the body can never change).
+ * Per client (never cached):
+ * - `GET /v1/snapshot`: the current version. `ETag` is the content hash; `If-None-Match` with it
+ *   answers 304, otherwise the file streams with its hash and version in headers (gzip when
+ *   accepted), and `Content-Location` names its immutable URL.
+ * - `GET /v1/snapshot/version`: the same question answered in a few hundred bytes of JSON: the
+ *   current version, where to get it whole, and, when `If-None-Match` names a version the hub
+ *   still keeps, where to get only what changed since (a page delta). What the WAF client uses.
+ *
+ * Both are blocking polls with `?wait=30s`: when `If-None-Match` names the current version, the
+ * request is held (no thread: see `SnapshotWaits`) until the site publishes a newer one, then
+ * answered as above, or until the wait ends (304). `X-Rampart-Poll: held` says the hub held it;
+ * `busy` that it held too many already and answered at once (the client then waits its own
+ * interval).
+ *
+ * Content-addressed, immutable, cacheable by any CDN for a year:
+ * - `GET /v1/snapshots/:sha256`: one retained version.
+ * - `GET /v1/snapshots/:sha256/delta/:base`: the page delta from retained version `base` to it.
  *
  * Clients identify themselves with `X-Rampart-Instance` and `X-Rampart-Snapshot-Version` so
  * operators can see which instance runs which version.
  */
-import { Controller, Get, Headers, Param, Res, UseGuards } from '@nestjs/common';
 import {
+  BadRequestException,
+  Controller,
+  Get,
+  Headers,
+  Inject,
+  Param,
+  Query,
+  Res,
+  ServiceUnavailableException,
+  UseGuards,
+} from '@nestjs/common';
+import {
+  ApiBadRequestResponse,
   ApiBearerAuth,
   ApiHeader,
+  ApiNotFoundResponse,
   ApiNotModifiedResponse,
   ApiOkResponse,
+  ApiProperty,
+  ApiPropertyOptional,
+  ApiQuery,
   ApiTags,
 } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { CurrentSite, SiteKeyGuard, type SitePrincipal } from '../auth/site-key.guard.js';
+import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { InstancesService } from '../instances/instances.service.js';
+import { SnapshotWaits } from '../publications/snapshot-waits.js';
+import { DeltaCache } from './delta-cache.js';
+import { parseWait } from './poll-wait.js';
 import { CachedSnapshot, SnapshotCache } from './snapshot-cache.js';
 import { SnapshotsService, SnapshotVersion } from './snapshots.service.js';
 
 const SHA256 = /^[0-9a-f]{64}$/;
+/**
+ * On every distribution answer, errors included: tells a client that this hub holds polls and
+ * serves the version lookup, so a 404 without it means a hub (or proxy) from before them.
+ */
+export const PROTOCOL_HEADER = 'X-Rampart-Protocol';
+export const PROTOCOL_VERSION = '2';
+const IMMUTABLE = 'public, max-age=31536000, immutable';
+const PAGE_DELTA_TYPE = 'application/vnd.rampart.page-delta';
+
+export class DeltaLink {
+  @ApiProperty({ description: 'The version the delta starts from (the one the client named).' })
+  from!: string;
+
+  @ApiProperty({ description: 'Immutable URL of the page delta.' })
+  url!: string;
+}
+
+export class SnapshotVersionView {
+  @ApiProperty()
+  version!: number;
+
+  @ApiProperty({ description: 'SHA-256 of the whole file: what a rebuilt file must hash to.' })
+  sha256!: string;
+
+  @ApiProperty({ description: 'Size of the whole file.' })
+  bytes!: number;
+
+  @ApiProperty({ description: 'Immutable URL of the whole file.' })
+  url!: string;
+
+  @ApiPropertyOptional({
+    type: DeltaLink,
+    nullable: true,
+    description: 'Where only what changed can be fetched, when the client named a kept version.',
+  })
+  delta!: DeltaLink | null;
+}
+
+type PollOutcome = 'held' | 'busy' | null;
 
 @ApiTags('distribution')
 @ApiBearerAuth('site-key')
@@ -35,36 +105,60 @@ export class DistributionController {
   constructor(
     private readonly snapshots: SnapshotsService,
     private readonly cache: SnapshotCache,
+    private readonly deltas: DeltaCache,
     private readonly instances: InstancesService,
+    private readonly waits: SnapshotWaits,
+    @Inject(HUB_CONFIG) private readonly config: HubConfig,
   ) {}
 
   @Get('snapshot')
-  @ApiHeader({
-    name: 'If-None-Match',
-    required: false,
-    description: 'The ETag (quoted hash) the client holds.',
-  })
+  @ApiHeader({ name: 'If-None-Match', required: false, description: 'The ETag the client holds.' })
   @ApiHeader({ name: 'X-Rampart-Instance', required: false })
   @ApiHeader({ name: 'X-Rampart-Snapshot-Version', required: false })
+  @ApiQuery({ name: 'wait', required: false, description: 'Hold until newer, e.g. 30s.' })
   @ApiOkResponse({ description: 'The SQLite snapshot file.' })
   @ApiNotModifiedResponse({ description: 'The client already has the current version.' })
   async current(
     @CurrentSite() site: SitePrincipal,
     @Headers() headers: Record<string, string | undefined>,
+    @Query('wait') wait: unknown,
     @Res() response: Response,
   ): Promise<void> {
-    void this.instances
-      .seen(
-        site.siteId,
-        headers['x-rampart-instance'],
-        headers['x-rampart-snapshot-version'],
-        headers['user-agent'],
-      )
-      .catch(() => undefined); // bookkeeping must never fail a download
-    const snapshot = await this.snapshots.current(site.siteId);
+    const { snapshot, poll } = await this.poll(site, headers, wait, response);
+    setPollHeader(response, poll);
     response.setHeader('Cache-Control', 'private, no-cache');
     response.setHeader('Content-Location', `/v1/snapshots/${snapshot.sha256}`);
     await this.send(snapshot, headers, response);
+  }
+
+  @Get('snapshot/version')
+  @ApiHeader({ name: 'If-None-Match', required: false, description: 'The ETag the client holds.' })
+  @ApiQuery({ name: 'wait', required: false, description: 'Hold until newer, e.g. 30s.' })
+  @ApiOkResponse({ type: SnapshotVersionView })
+  @ApiNotModifiedResponse({ description: 'The client already has the current version.' })
+  async version(
+    @CurrentSite() site: SitePrincipal,
+    @Headers() headers: Record<string, string | undefined>,
+    @Query('wait') wait: unknown,
+    @Res() response: Response,
+  ): Promise<void> {
+    const { snapshot, poll } = await this.poll(site, headers, wait, response);
+    setPollHeader(response, poll);
+    response.setHeader('Cache-Control', 'private, no-cache');
+    const etag = describe(snapshot, response);
+    if (matchesEtag(headers['if-none-match'], etag)) return void response.status(304).end();
+    const base = heldVersion(headers['if-none-match']);
+    const kept = base ? await this.snapshots.retained(site.siteId, base) : undefined;
+    const body: SnapshotVersionView = {
+      version: snapshot.version,
+      sha256: snapshot.sha256,
+      bytes: snapshot.bytes,
+      url: `/v1/snapshots/${snapshot.sha256}`,
+      delta: kept
+        ? { from: kept.sha256, url: `/v1/snapshots/${snapshot.sha256}/delta/${kept.sha256}` }
+        : null,
+    };
+    response.status(200).json(body);
   }
 
   @Get('snapshots/:sha256')
@@ -75,15 +169,103 @@ export class DistributionController {
     @Headers() headers: Record<string, string | undefined>,
     @Res() response: Response,
   ): Promise<void> {
-    if (!SHA256.test(sha256)) {
-      response
-        .status(400)
-        .json({ statusCode: 400, message: 'sha256 must be 64 lower-case hex digits' });
+    checkSha256('sha256', sha256);
+    const snapshot = await this.snapshots.byHash(site.siteId, sha256);
+    response.setHeader('Cache-Control', IMMUTABLE);
+    await this.send(snapshot, headers, response);
+  }
+
+  @Get('snapshots/:sha256/delta/:base')
+  @ApiOkResponse({ description: `A page delta (${PAGE_DELTA_TYPE}), immutable.` })
+  @ApiNotFoundResponse({ description: 'One of the two versions is not kept any more.' })
+  @ApiBadRequestResponse({ description: 'A hash is not 64 lower-case hex digits.' })
+  async delta(
+    @CurrentSite() site: SitePrincipal,
+    @Param('sha256') sha256: string,
+    @Param('base') base: string,
+    @Headers() headers: Record<string, string | undefined>,
+    @Res() response: Response,
+  ): Promise<void> {
+    checkSha256('sha256', sha256);
+    checkSha256('base', base);
+    const [target] = await Promise.all([
+      this.snapshots.byHash(site.siteId, sha256),
+      this.snapshots.byHash(site.siteId, base),
+    ]);
+    const delta = await this.deltas.get(base, sha256);
+    const etag = `"${base}>${sha256}"`;
+    response.setHeader('ETag', etag);
+    response.setHeader('Cache-Control', IMMUTABLE);
+    response.setHeader('X-Rampart-Snapshot-Version', String(target.version));
+    response.setHeader('X-Rampart-Snapshot-Sha256', target.sha256);
+    response.setHeader('Vary', 'Accept-Encoding');
+    if (matchesEtag(headers['if-none-match'], etag)) return void response.status(304).end();
+    // The delta is kept gzipped: sent as is, or inflated for the rare client without gzip.
+    response.status(200);
+    response.setHeader('Content-Type', PAGE_DELTA_TYPE);
+    if (acceptsGzip(headers['accept-encoding'])) {
+      response.setHeader('Content-Encoding', 'gzip');
+      response.setHeader('Content-Length', String(delta.gzip.length));
+      response.end(delta.gzip);
       return;
     }
-    const snapshot = await this.snapshots.byHash(site.siteId, sha256);
-    response.setHeader('Cache-Control', 'public, max-age=31536000, immutable');
-    await this.send(snapshot, headers, response);
+    const { gunzipSync } = await import('node:zlib');
+    const raw = gunzipSync(delta.gzip);
+    response.setHeader('Content-Length', String(raw.length));
+    response.end(raw);
+  }
+
+  /**
+   * The site's current version once the request may be answered: at once, or, with `wait` and an
+   * `If-None-Match` naming the current version, when a newer one is published or the wait ends.
+   * 404 when the site has no version (after waiting, if asked to); 503 when the hub shuts down
+   * during the wait (the client retries, with another instance or this one once it is back).
+   */
+  private async poll(
+    site: SitePrincipal,
+    headers: Record<string, string | undefined>,
+    rawWait: unknown,
+    response: Response,
+  ): Promise<{ snapshot: SnapshotVersion; poll: PollOutcome }> {
+    response.setHeader(PROTOCOL_HEADER, PROTOCOL_VERSION);
+    const waitMs = parseWait(rawWait, this.config.maxPollWaitMs);
+    this.noteInstance(site, headers);
+    if (!waitMs) return { snapshot: await this.snapshots.current(site.siteId), poll: null };
+    const gone = new AbortController();
+    const onClose = () => gone.abort();
+    response.once('close', onClose);
+    try {
+      // Held first, looked at second: a publication in between then ends the hold at once.
+      const hold = this.waits.hold(site.siteId, waitMs, gone.signal);
+      const before = await this.snapshots.latest(site.siteId);
+      if (before && !matchesEtag(headers['if-none-match'], `"${before.sha256}"`)) {
+        hold.cancel();
+        return { snapshot: before, poll: 'held' };
+      }
+      const outcome = await hold.outcome;
+      if (outcome === 'closed' && !gone.signal.aborted) {
+        response.setHeader('Retry-After', '1');
+        throw new ServiceUnavailableException('the hub is shutting down; poll again');
+      }
+      if (outcome === 'busy' && before) return { snapshot: before, poll: 'busy' };
+      return {
+        snapshot: await this.snapshots.current(site.siteId),
+        poll: outcome === 'busy' ? 'busy' : 'held',
+      };
+    } finally {
+      response.off('close', onClose);
+    }
+  }
+
+  private noteInstance(site: SitePrincipal, headers: Record<string, string | undefined>): void {
+    void this.instances
+      .seen(
+        site.siteId,
+        headers['x-rampart-instance'],
+        headers['x-rampart-snapshot-version'],
+        headers['user-agent'],
+      )
+      .catch(() => undefined); // bookkeeping must never fail a poll
   }
 
   private async send(
@@ -91,15 +273,8 @@ export class DistributionController {
     headers: Record<string, string | undefined>,
     response: Response,
   ): Promise<void> {
-    const etag = `"${snapshot.sha256}"`;
-    response.setHeader('ETag', etag);
-    response.setHeader('X-Rampart-Snapshot-Version', String(snapshot.version));
-    response.setHeader('X-Rampart-Snapshot-Sha256', snapshot.sha256);
-    response.setHeader('Vary', 'Accept-Encoding');
-    if (matchesEtag(headers['if-none-match'], etag)) {
-      response.status(304).end();
-      return;
-    }
+    const etag = describe(snapshot, response);
+    if (matchesEtag(headers['if-none-match'], etag)) return void response.status(304).end();
     const cached: CachedSnapshot = await this.cache.get(snapshot.sha256);
     const gzip = acceptsGzip(headers['accept-encoding']);
     const body = gzip ? cached.gzip : cached.raw;
@@ -109,6 +284,34 @@ export class DistributionController {
     response.setHeader('Content-Length', String(body.length));
     response.end(body);
   }
+}
+
+/** Sets the version headers of `snapshot`; returns its ETag. */
+function describe(snapshot: SnapshotVersion, response: Response): string {
+  const etag = `"${snapshot.sha256}"`;
+  response.setHeader('ETag', etag);
+  response.setHeader('X-Rampart-Snapshot-Version', String(snapshot.version));
+  response.setHeader('X-Rampart-Snapshot-Sha256', snapshot.sha256);
+  response.setHeader('Vary', 'Accept-Encoding');
+  return etag;
+}
+
+function setPollHeader(response: Response, poll: PollOutcome): void {
+  if (poll !== null) response.setHeader('X-Rampart-Poll', poll);
+  if (poll === 'busy') response.setHeader('Retry-After', '30');
+}
+
+function checkSha256(field: string, value: string): void {
+  if (!SHA256.test(value)) {
+    throw new BadRequestException(`${field} must be 64 lower-case hex digits`);
+  }
+}
+
+/** The one strong ETag (a hash) in an If-None-Match header, if it names exactly one. */
+export function heldVersion(header: string | undefined): string | undefined {
+  const tags = header?.split(',').map((t) => t.trim().replace(/^W\//, '')) ?? [];
+  const hashes = tags.map((t) => /^"([0-9a-f]{64})"$/.exec(t)?.[1]).filter((h) => h !== undefined);
+  return hashes.length === 1 ? hashes[0] : undefined;
 }
 
 /** True when an If-None-Match header (a list, or `*`) names `etag` (weak or strong). */

@@ -15,13 +15,26 @@ export class SnapshotsService {
 
   /** The site's published version with the highest number, or 404 when none was built yet. */
   async current(siteId: string): Promise<SnapshotVersion> {
-    const [latest] = await this.versions(siteId, 1);
+    const latest = await this.latest(siteId);
     if (!latest) throw new NotFoundException('no snapshot has been published for this site yet');
+    return latest;
+  }
+
+  /** The site's published version with the highest number, if any. */
+  async latest(siteId: string): Promise<SnapshotVersion | undefined> {
+    const [latest] = await this.versions(siteId, 1);
     return latest;
   }
 
   /** A retained version of the site with this content hash, or 404. */
   async byHash(siteId: string, sha256: string): Promise<SnapshotVersion> {
+    const version = await this.retained(siteId, sha256);
+    if (!version) throw new NotFoundException('no such snapshot');
+    return version;
+  }
+
+  /** The retained version of the site with this content hash, if the hub still keeps it. */
+  async retained(siteId: string, sha256: string): Promise<SnapshotVersion | undefined> {
     const row = await this.database.db
       .selectFrom('snapshots')
       .selectAll()
@@ -29,8 +42,7 @@ export class SnapshotsService {
       .where('sha256', '=', sha256)
       .orderBy('version', 'desc')
       .executeTakeFirst();
-    if (!row) throw new NotFoundException('no such snapshot');
-    return toVersion(row);
+    return row ? toVersion(row) : undefined;
   }
 
   async versions(siteId: string, limit = 100): Promise<SnapshotVersion[]> {
