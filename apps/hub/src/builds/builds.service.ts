@@ -174,7 +174,7 @@ export class BuildsService {
         `site ${siteId}: published snapshot version ${version} (${output.bytes} bytes)`,
       );
       // Committed: the polls held for this site, on every hub instance, can be answered now.
-      await this.publications.announce(siteId, version);
+      await this.publications.announce(siteId, `version ${version}`);
       return { status: 'succeeded', version, sha256: output.sha256 };
     } finally {
       await this.dataDir.discard(outPath);

@@ -182,6 +182,25 @@ describe('blocking polls and deltas on one hub', () => {
     expect((await poll(`/v1/snapshots/${body.sha256}/delta/nothex`)).status).toBe(400);
   });
 
+  it('answers polls held with a key when it is revoked, so the next one hears 401 at once', async () => {
+    const { key: own } = await c().createSite('Kiosk', 'kiosk');
+    await c().admin('POST', '/v1/sites/kiosk/rules', wp);
+    await c().waitForVersion('kiosk', 1);
+    const get = (path: string, headers: Record<string, string> = {}) =>
+      c().site(own, path, { headers: { 'accept-encoding': 'identity', ...headers } });
+    const current = await get('/v1/snapshot/version');
+    const held = timed(() =>
+      get('/v1/snapshot/version?wait=30s', { 'if-none-match': etagOf(current) }),
+    );
+    await waitForHeld(c(), 1);
+    const rotated = await c().admin('POST', '/v1/sites/kiosk/keys/rotate', {});
+    expect(rotated.status).toBe(201);
+    const { value, ms } = await held;
+    expect(value.status).toBe(304);
+    expect(ms).toBeLessThan(10_000);
+    expect((await get('/v1/snapshot/version')).status).toBe(401);
+  });
+
   it('answers a stampede: 200 held polls, one publication, every one gets the new version', async () => {
     // This suite's hub holds at most 3 (see beforeAll); the stampede gets a hub of its own.
     const big = await startHub({ env: { HUB_MAX_HELD_POLLS: '1000' } });

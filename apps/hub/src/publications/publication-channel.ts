@@ -1,8 +1,9 @@
 /**
- * Snapshot publications, told to every hub instance. The instance that publishes a version wakes
- * the polls it holds for that site at once, then announces the publication on a Redis channel;
- * every other instance wakes its own holds of that site when the message arrives. So a fleet
- * whose clients poll different hub instances learns of a new version together.
+ * Snapshot publications (and key revocations), told to every hub instance. The instance where
+ * it happens wakes the polls it holds for that site at once, then announces it on a Redis
+ * channel; every other instance wakes its own holds of that site when the message arrives. So a
+ * fleet whose clients poll different hub instances learns of a new version together, and a
+ * client whose key was revoked hears 401 on its next poll instead of after its wait.
  *
  * Redis is an accelerator here, not a dependency: while it is unreachable, announcements fail
  * (logged, throttled) and clients held by other instances learn of the version when their wait
@@ -26,7 +27,8 @@ const WARN_EVERY_MS = 60_000;
 
 interface Announcement {
   readonly siteId: string;
-  readonly version: number;
+  /** What happened, for logs: `version 7`, `a key was revoked`. */
+  readonly what: string;
   /** The announcing instance, which has woken its own holds already. */
   readonly origin: string;
 }
@@ -76,17 +78,20 @@ export class PublicationChannel implements OnApplicationBootstrap, OnModuleDestr
     this.publisher.disconnect();
   }
 
-  /** Tells this instance's and every other instance's held polls that `siteId` has `version`. */
-  async announce(siteId: string, version: number): Promise<void> {
+  /**
+   * Ends this instance's and every other instance's held polls of `siteId`, which then answer
+   * with what is current. `what` names the event for the logs.
+   */
+  async announce(siteId: string, what: string): Promise<void> {
     this.waits.wake(siteId);
-    const message: Announcement = { siteId, version, origin: this.origin };
+    const message: Announcement = { siteId, what, origin: this.origin };
     try {
       if (this.publisher.status === 'wait' || this.publisher.status === 'end')
         await this.publisher.connect();
       await this.publisher.publish(PUBLICATIONS_CHANNEL, JSON.stringify(message));
     } catch (error) {
       this.warn(
-        `could not announce version ${version} of site ${siteId} to the other hub instances: ${(error as Error).message}`,
+        `could not announce ${what} of site ${siteId} to the other hub instances: ${(error as Error).message}`,
       );
     }
   }

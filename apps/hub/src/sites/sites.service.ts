@@ -4,13 +4,17 @@ import type { Kysely, Transaction } from 'kysely';
 import { issueSiteKey } from '../auth/secrets.js';
 import { DatabaseService } from '../database/database.service.js';
 import { HubSchema } from '../database/schema.js';
+import { PublicationChannel } from '../publications/publication-channel.js';
 import { IssuedKeyView, KeyView, SiteView } from './sites.dto.js';
 
 type Db = Kysely<HubSchema> | Transaction<HubSchema>;
 
 @Injectable()
 export class SitesService {
-  constructor(private readonly database: DatabaseService) {}
+  constructor(
+    private readonly database: DatabaseService,
+    private readonly publications: PublicationChannel,
+  ) {}
 
   async create(name: string, id?: string): Promise<{ site: SiteView; credentials: IssuedKeyView }> {
     const siteId = id ?? `site-${randomBytes(6).toString('hex')}`;
@@ -50,9 +54,12 @@ export class SitesService {
     return toView(row);
   }
 
-  /** Issues a new key; by default revokes the others in the same transaction. */
+  /**
+   * Issues a new key; by default revokes the others in the same transaction. Polls held with a
+   * revoked key are then answered, so their clients hear 401 on the next one.
+   */
   async rotateKey(siteId: string, revokeExisting: boolean): Promise<IssuedKeyView> {
-    return this.database.db.transaction().execute(async (tx) => {
+    const issued = await this.database.db.transaction().execute(async (tx) => {
       await this.get(siteId, tx);
       const now = new Date().toISOString();
       if (revokeExisting) {
@@ -65,6 +72,8 @@ export class SitesService {
       }
       return this.insertKey(tx, siteId, now);
     });
+    if (revokeExisting) await this.publications.announce(siteId, 'a key was revoked');
+    return issued;
   }
 
   async listKeys(siteId: string): Promise<KeyView[]> {
@@ -89,6 +98,7 @@ export class SitesService {
     if (Number(result.numUpdatedRows) === 0) {
       throw new NotFoundException(`site "${siteId}" has no live key "${keyId}"`);
     }
+    await this.publications.announce(siteId, 'a key was revoked');
   }
 
   private async insertKey(tx: Db, siteId: string, now: string): Promise<IssuedKeyView> {

@@ -25,6 +25,8 @@ describe('resolveConfig', () => {
       dataDir: './.rampart',
       syncIntervalMs: 30_000,
       syncEveryRequests: 10_000,
+      syncWaitMs: 30_000,
+      syncDeltas: true,
       failMode: 'open',
       trustedProxies: [],
       blockResponse: { status: 403 },
@@ -48,6 +50,8 @@ describe('resolveConfig', () => {
       RAMPART_DATA_DIR: '/var/lib/rampart',
       RAMPART_SYNC_INTERVAL_MS: '60000',
       RAMPART_SYNC_EVERY_REQUESTS: '0',
+      RAMPART_SYNC_WAIT_MS: '0',
+      RAMPART_SYNC_DELTAS: 'false',
       RAMPART_FAIL_MODE: 'closed',
       RAMPART_TRUSTED_PROXIES: '10.0.0.0/8, 2001:db8::/32',
       RAMPART_BLOCK_STATUS: '451',
@@ -69,6 +73,8 @@ describe('resolveConfig', () => {
       dataDir: '/var/lib/rampart',
       syncIntervalMs: 60_000,
       syncEveryRequests: 0,
+      syncWaitMs: 0,
+      syncDeltas: false,
       failMode: 'closed',
       trustedProxies: ['10.0.0.0/8', '2001:db8::/32'],
       blockResponse: { status: 451, body: 'nope {requestId}', headers: {} },
@@ -102,6 +108,8 @@ describe('resolveConfig', () => {
           RAMPART_BLOCK_STATUS: '200',
           RAMPART_RATE_LIMIT_HEADERS: 'always',
           RAMPART_EVALUATION: 'later',
+          RAMPART_SYNC_WAIT_MS: '700000',
+          RAMPART_SYNC_DELTAS: 'sometimes',
         },
       }),
     );
@@ -117,9 +125,11 @@ describe('resolveConfig', () => {
         'blockResponse.status (RAMPART_BLOCK_STATUS): must be an integer from 400 to 599, got "200"',
         'rateLimitHeaders (RAMPART_RATE_LIMIT_HEADERS): must be one of "refusals", "all", got "always"',
         'evaluation (RAMPART_EVALUATION): must be one of "batched", "inline", got "later"',
+        'syncWaitMs (RAMPART_SYNC_WAIT_MS): must be an integer from 0 to 600000, got "700000"',
+        'syncDeltas (RAMPART_SYNC_DELTAS): must be true or false, got "sometimes"',
       ]),
     );
-    expect(found).toHaveLength(10);
+    expect(found).toHaveLength(12);
   });
 
   it('refuses credentials in the hub URL (the key belongs in RAMPART_SITE_KEY)', () => {

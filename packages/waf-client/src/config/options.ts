@@ -45,6 +45,20 @@ export interface RampartOptions {
   readonly syncIntervalMs?: number;
   /** Also poll after this many requests (RAMPART_SYNC_EVERY_REQUESTS, default 10000; 0 disables). */
   readonly syncEveryRequests?: number;
+  /**
+   * How long the hub may hold a poll until it publishes a new version (a blocking poll;
+   * RAMPART_SYNC_WAIT_MS, default 30000, jittered by ±10%). A new version then arrives within
+   * about a second of its publication instead of within an interval. 0 polls every
+   * `syncIntervalMs` instead, as does a client whose hub (or a proxy in between) does not hold
+   * polls, for a while after it noticed.
+   */
+  readonly syncWaitMs?: number;
+  /**
+   * Download only the pages that changed since the snapshot in use, when the hub offers a delta
+   * (RAMPART_SYNC_DELTAS, default true). The rebuilt file is verified like a download; any
+   * failure falls back to the whole file.
+   */
+  readonly syncDeltas?: boolean;
   /** Applies while no snapshot is loaded and when the WAF fails (RAMPART_FAIL_MODE, default `open`). */
   readonly failMode?: FailMode;
   /** CIDRs or addresses of proxies whose `X-Forwarded-For` is believed (RAMPART_TRUSTED_PROXIES, comma-separated). */
@@ -121,6 +135,8 @@ export interface RampartConfig {
   readonly dataDir: string;
   readonly syncIntervalMs: number;
   readonly syncEveryRequests: number;
+  readonly syncWaitMs: number;
+  readonly syncDeltas: boolean;
   readonly failMode: FailMode;
   readonly trustedProxies: readonly string[];
   readonly blockResponse: BlockResponse;
@@ -215,6 +231,15 @@ export function resolveConfig(options: RampartOptions = {}): RampartConfig {
       0,
       1e9,
     ),
+    syncWaitMs: read.integer(
+      'syncWaitMs',
+      'RAMPART_SYNC_WAIT_MS',
+      options.syncWaitMs,
+      30_000,
+      0,
+      600_000,
+    ),
+    syncDeltas: read.flag('syncDeltas', 'RAMPART_SYNC_DELTAS', options.syncDeltas, true),
     failMode: read.choice(
       'failMode',
       'RAMPART_FAIL_MODE',
@@ -379,6 +404,20 @@ class Reader {
       return fallback;
     }
     return raw as T;
+  }
+
+  flag(option: string, variable: string, value: boolean | undefined, fallback: boolean): boolean {
+    if (value !== undefined) {
+      if (typeof value === 'boolean') return value;
+      this.fail(option, variable, 'must be true or false', value);
+      return fallback;
+    }
+    const raw = this.env[variable]?.trim().toLowerCase();
+    if (raw === undefined || raw === '') return fallback;
+    if (raw === 'true' || raw === '1') return true;
+    if (raw === 'false' || raw === '0') return false;
+    this.fail(option, variable, 'must be true or false', raw);
+    return fallback;
   }
 
   integer(

@@ -59,7 +59,7 @@ describe('with the real hub', () => {
   let main: TestClient;
   let mainApp: TestApp;
 
-  it('downloads the snapshot (gzip), enforces it, then polls with If-None-Match and gets 304', async () => {
+  it('downloads the snapshot (gzip), enforces it, then holds a blocking poll at the hub', async () => {
     main = client({
       syncIntervalMs: 200,
       syncBackoffMaxMs: 500,
@@ -74,13 +74,23 @@ describe('with the real hub', () => {
     });
     expect((await call(mainApp.port, '/wp-admin/setup.php')).status).toBe(403);
     expect((await call(mainApp.port, '/shop')).status).toBe(200);
-    await eventually('two more polls', () => main.rampart.stats().sync.successes >= 3);
-    expect(main.rampart.stats().sync.downloads).toBe(1); // the later polls were 304s
+    await eventually('the hub holding the next poll', async () => {
+      const metrics = await hub.admin<{ heldPolls: number }>('GET', '/v1/metrics');
+      return metrics.heldPolls >= 1;
+    });
+    expect(main.rampart.stats().sync).toMatchObject({ pollMode: 'blocking', downloads: 1 });
     const instances = await hub.admin<{ instanceId: string; snapshotVersion: number | null }[]>(
       'GET',
       `/v1/sites/${SITE}/instances`,
     );
     expect(JSON.stringify(instances)).toContain('web-1');
+  });
+
+  it('polls on an interval with If-None-Match and gets 304s when blocking polls are off', async () => {
+    const plain = client({ syncIntervalMs: 200, syncWaitMs: 0 });
+    await plain.rampart.ready();
+    await eventually('two more polls', () => plain.rampart.stats().sync.successes >= 3);
+    expect(plain.rampart.stats().sync).toMatchObject({ pollMode: 'interval', downloads: 1 });
   });
 
   it('swaps in a new version after a rule change', async () => {
@@ -91,7 +101,34 @@ describe('with the real hub', () => {
       ranges: ['2001:db8:bad::/48'],
     });
     await eventually(`version ${version}`, () => main.rampart.stats().snapshotVersion === version);
-    expect(main.rampart.stats().sync.downloads).toBe(2);
+    // Only the pages that changed: main holds the previous version, the hub keeps it.
+    expect(main.rampart.stats().sync).toMatchObject({ downloads: 2, deltaDownloads: 1 });
+  });
+
+  it('brings a publication to every instance of a fleet within about a second', async () => {
+    const fleet = [1, 2, 3, 4].map((i) => client({ instanceId: `fleet-${i}` }));
+    await Promise.all(fleet.map((c) => c.rampart.ready()));
+    const held = () => hub.admin<{ heldPolls: number }>('GET', '/v1/metrics');
+    await eventually('every instance held', async () => (await held()).heldPolls >= 5);
+    const version = await hub.addRule(SITE, {
+      id: 'fleet',
+      type: 'pattern',
+      action: 'block',
+      when: [{ field: 'path', match: 'prefix', value: '/fleet-only' }],
+    });
+    await eventually(`the fleet on version ${version}`, () =>
+      fleet.every((c) => c.rampart.stats().snapshotVersion === version),
+    );
+    const [latest] = await hub.admin<{ version: number; createdAt: string }[]>(
+      'GET',
+      `/v1/sites/${SITE}/snapshots`,
+    );
+    expect(latest?.version).toBe(version);
+    const publishedAt = Date.parse(latest?.createdAt ?? '');
+    const lags = fleet.map((c) => (c.rampart.stats().sync.lastSwapAt ?? 0) - publishedAt);
+    console.log(`[fleet] publication to enforcement on 4 instances: ${lags.join(', ')} ms`);
+    expect(Math.max(...lags)).toBeLessThan(5000);
+    for (const c of fleet) expect(c.rampart.stats().sync.deltaDownloads).toBe(1);
   });
 
   it('stops reporting when the hub answers 404 for reports (no ingestion yet)', async () => {
@@ -138,10 +175,16 @@ describe('with the real hub', () => {
     );
     expect((await call(freshApp.port, '/shop')).status).toBe(200);
     expect((await call(freshApp.port, '/wp-admin')).status).toBe(403);
-    const successes = main.rampart.stats().sync.successes;
+    // main retried with backoff and holds a poll again: the next publication reaches it.
+    const next = await hub.addRule(SITE, {
+      id: 'after-restart',
+      type: 'pattern',
+      action: 'block',
+      when: [{ field: 'path', match: 'prefix', value: '/after-restart' }],
+    });
     await eventually(
-      'main polls again',
-      () => main.rampart.stats().sync.successes > successes,
+      `main on version ${next}`,
+      () => main.rampart.stats().snapshotVersion === next,
       20_000,
     );
     expect(main.logger.lines.join('\n')).toMatch(/sync recovered after \d+ failed attempt/);

@@ -37,9 +37,21 @@ export interface Stats {
     /** Polls that ended well (304, download, or reuse of a file another process downloaded). */
     successes: number;
     failures: number;
-    /** Snapshots downloaded by this process. */
+    /** Snapshots downloaded by this process, whole or as a page delta. */
     downloads: number;
+    /** Bytes received for them over the wire (compressed, where the hub compressed them). */
     bytesDownloaded: number;
+    /** Downloads rebuilt from a page delta against the snapshot in use. */
+    deltaDownloads: number;
+    /** Deltas offered but not used (malformed, for another base, failed): the whole file came. */
+    deltaFailures: number;
+    /**
+     * How the client polls: `blocking` (the hub holds each poll until it publishes), `interval`
+     * (every `syncIntervalMs`: configured so, or the hub or a proxy in between did not hold).
+     */
+    pollMode: 'blocking' | 'interval';
+    /** Blocking polls the hub answered at once because it held too many (`busy`). */
+    busyPolls: number;
     /** Snapshots another process of the host had already downloaded. */
     reused: number;
     /** Downloads refused by `openSnapshot`, by reason. */
@@ -93,6 +105,10 @@ export function newStats(): Stats {
       failures: 0,
       downloads: 0,
       bytesDownloaded: 0,
+      deltaDownloads: 0,
+      deltaFailures: 0,
+      pollMode: 'interval',
+      busyPolls: 0,
       reused: 0,
       rejected: { missing: 0, not_sqlite: 0, corrupt: 0, schema_version: 0, invalid_content: 0 },
       unauthorized: false,

@@ -32,6 +32,9 @@ function request(hub: FakeHub, signal = new AbortController().signal): PollReque
     current: null,
     idleTimeoutMs: 5000,
     userAgent: 'test',
+    waitMs: 0,
+    lookup: true,
+    deltas: true,
     signal,
   };
 }

@@ -10,7 +10,8 @@
  * CPU that requests leave.
  *
  * The worker is started on the first poll and kept; it holds the process open only while a poll
- * is in flight, as the request itself would on the main thread. If it dies, the polls in flight
+ * that answers at once is in flight, as the request itself would on the main thread. A blocking
+ * poll, which the hub may hold for half a minute, does not: the app decides when to exit. If it dies, the polls in flight
  * fail with a {@link DownloadError} and the next poll starts a new one. It runs the compiled
  * `dist/sync/poll-worker-main.js` of this package.
  *
@@ -59,20 +60,28 @@ export class PollWorker {
   private worker: Worker | undefined;
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
+  /** Requests that keep the process alive while they are in flight. */
+  private readonly keepingAlive = new Set<number>();
 
   /** `dataDir`: the client's data directory (downloads go to its snapshots folder). */
   constructor(private readonly dataDir: string) {}
 
-  /** One poll of the hub (see `pollHub`); `request.signal` aborts it. */
+  /**
+   * One poll of the hub (see `pollHub`); `request.signal` aborts it. A blocking poll
+   * (`waitMs` > 0) does not hold the process open.
+   */
   poll(request: PollRequest): Promise<PollResult> {
     const { signal, ...plain } = request;
     if (signal.aborted) return Promise.reject(new DownloadError('sync stopped'));
     const id = this.nextId++;
     const abort = () => this.worker?.postMessage({ rampartAbort: id });
     signal.addEventListener('abort', abort, { once: true });
-    return this.ask({ rampartPoll: id, request: plain }, id, pollResultOf).finally(() =>
-      signal.removeEventListener('abort', abort),
-    );
+    return this.ask(
+      { rampartPoll: id, request: plain },
+      id,
+      pollResultOf,
+      request.waitMs === 0,
+    ).finally(() => signal.removeEventListener('abort', abort));
   }
 
   /**
@@ -99,8 +108,16 @@ export class PollWorker {
     });
   }
 
-  /** Posts `message` (carrying `id`); its reply becomes what `read` returns, or throws. */
-  private ask<T>(message: object, id: number, read: (reply: Reply) => T): Promise<T> {
+  /**
+   * Posts `message` (carrying `id`); its reply becomes what `read` returns, or throws. With
+   * `keepAlive` the worker holds the process open until the reply.
+   */
+  private ask<T>(
+    message: object,
+    id: number,
+    read: (reply: Reply) => T,
+    keepAlive = true,
+  ): Promise<T> {
     const worker = this.start();
     return new Promise<T>((resolve, reject) => {
       this.pending.set(id, {
@@ -113,7 +130,10 @@ export class PollWorker {
         },
         fail: reject,
       });
-      worker.ref();
+      if (keepAlive) {
+        this.keepingAlive.add(id);
+        worker.ref();
+      }
       worker.postMessage(message);
     });
   }
@@ -136,12 +156,13 @@ export class PollWorker {
   private start(): Worker {
     if (this.worker) return this.worker;
     const worker = new Worker(WORKER_MAIN, { workerData: { dataDir: this.dataDir } });
-    if (this.pending.size === 0) worker.unref();
+    if (this.keepingAlive.size === 0) worker.unref();
     worker.on('message', (message: unknown) => this.settle(message));
     const failAll = (why: string) => {
       if (this.worker === worker) this.worker = undefined;
       for (const [id, pending] of this.pending) {
         this.pending.delete(id);
+        this.keepingAlive.delete(id);
         pending.fail(new DownloadError(`the poll worker ${why}`));
       }
     };
@@ -166,7 +187,8 @@ export class PollWorker {
     const pending = this.pending.get(id);
     if (!pending) return;
     this.pending.delete(id);
-    if (this.pending.size === 0) this.worker?.unref();
+    this.keepingAlive.delete(id);
+    if (this.keepingAlive.size === 0) this.worker?.unref();
     pending.settle(message as Reply);
   }
 }

@@ -48,7 +48,7 @@ afterEach(async () => {
 });
 
 async function hubWith(snapshot: FakeHub['snapshot'], port = 0): Promise<FakeHub> {
-  const hub = await startFakeHub(SITE_KEY, snapshot, port);
+  const hub = await startFakeHub(SITE_KEY, snapshot, { port });
   cleanup.push(() => hub.close());
   return hub;
 }
@@ -80,7 +80,7 @@ describe('snapshot sync', () => {
       site: expect.stringMatching(/^[0-9a-f]{16}$/),
     });
     expect(readFileSync(join(c.dataDir, 'current.json'), 'utf8')).not.toContain(SITE_KEY);
-    const first = hub.requests[0];
+    const first = hub.polls()[0];
     expect(first).toMatchObject({
       authorization: `Bearer ${SITE_KEY}`,
       'x-rampart-instance': 'web-1',
@@ -88,7 +88,7 @@ describe('snapshot sync', () => {
     expect(first?.['accept-encoding']).toContain('gzip');
     expect(first?.['if-none-match']).toBeUndefined();
     await eventually('a second poll', () => c.rampart.stats().sync.successes >= 2);
-    expect(hub.requests[1]).toMatchObject({
+    expect(hub.polls()[1]).toMatchObject({
       'if-none-match': `"${V1.sha256}"`,
       'x-rampart-snapshot-version': '1',
     });
@@ -295,8 +295,14 @@ describe('snapshot sync', () => {
     const hub = await hubWith(V1);
     const { dir, remove } = temporaryDirectory();
     cleanup.push(remove);
-    // a polls only when nudged by a request; b polls on its own
-    const a = client({ hubUrl: hub.url, dataDir: dir, syncEveryRequests: 1, keepDataDir: true });
+    // a polls only when nudged by a request (no blocking polls); b polls on its own
+    const a = client({
+      hubUrl: hub.url,
+      dataDir: dir,
+      syncEveryRequests: 1,
+      syncWaitMs: 0,
+      keepDataDir: true,
+    });
     await a.rampart.ready();
     // b starts later: it opens a's file at once and the hub answers 304
     const b = client({ hubUrl: hub.url, dataDir: dir, syncIntervalMs: 100, keepDataDir: true });

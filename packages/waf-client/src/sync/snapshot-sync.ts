@@ -5,8 +5,18 @@
  * - Start: the snapshot named by `current.json` is verified (hash and `openSnapshot`) and used
  *   at once, then the hub is asked for anything newer. A pointer written under another site key
  *   is ignored (one data directory per site).
- * - Schedule: a poll every `syncIntervalMs` ±20% jitter, plus one after every
- *   `syncEveryRequests` requests (at most one per second). Polls never overlap.
+ * - Schedule: blocking polls (`syncWaitMs`, default 30 s ±10%): each poll names the snapshot in
+ *   use and the hub holds it until it publishes a newer version, so a new version arrives about
+ *   as soon as it is published; the next poll follows at once (after up to a second of jitter).
+ *   The first poll at start is answered at once. Where the hub does not hold polls (a hub or a
+ *   proxy that answers a poll well before its wait without saying it held it), or with
+ *   `syncWaitMs: 0`, a poll every `syncIntervalMs` ±20% jitter, retrying blocking polls after
+ *   {@link RETRY_BLOCKING_MS}; a hub that held too many (`busy`) also means one interval. Plus a
+ *   poll after every `syncEveryRequests` requests (at most one per second, never while one runs).
+ *   Polls never overlap.
+ * - The lookup names the new version; its file is rebuilt from a page delta against the snapshot
+ *   in use when the hub offers one (`syncDeltas`), else downloaded whole. A hub without the
+ *   lookup is polled on `GET /v1/snapshot` instead, which sends the whole file.
  * - A new version is downloaded and verified (see `snapshot-download.ts`), opened with
  *   `openSnapshot` (SQLite magic, quick_check on the poll worker's thread, schema version, rules;
  *   range tables equal to those in use are shared, the others read on the poll worker's
@@ -29,12 +39,18 @@ import type { RampartConfig } from '../config/options.js';
 import { describeError, type GuardedLogger } from '../logging/logger.js';
 import { backoffDelay, jittered } from '../retry/backoff.js';
 import type { Stats } from '../stats/stats.js';
-import type { ActiveSnapshot } from './active-snapshot.js';
+import type { ActiveSnapshot, InstalledSnapshot } from './active-snapshot.js';
 import { PollWorker } from './poll-worker.js';
-import { DownloadError } from './snapshot-download.js';
+import { DownloadError, type PollResult } from './snapshot-download.js';
 import { type SnapshotStore, siteFingerprint } from './snapshot-store.js';
 
 const MIN_NUDGE_SPACING_MS = 1000;
+/** After the hub (or a proxy) did not hold a blocking poll: plain polling, then a new try. */
+export const RETRY_BLOCKING_MS = 10 * 60_000;
+/** A poll answered sooner than this share of its wait, not marked held, was not held. */
+const HELD_SHARE = 0.5;
+/** The longest pause before the next blocking poll (spreads a fleet woken together). */
+const MAX_REPOLL_JITTER_MS = 1000;
 const USER_AGENT = 'rampart-waf-client/0.1.0';
 
 export class SnapshotSync {
@@ -43,6 +59,12 @@ export class SnapshotSync {
   private failures = 0;
   private lastPollAt = 0;
   private stopped = false;
+  /** Until when polls are plain, because the hub or a proxy did not hold one (epoch ms). */
+  private notHeldUntil = 0;
+  /** False once the hub turned out not to have the version lookup. */
+  private lookup = true;
+  /** What the last poll asks of the next one: at once (`blocking`) or after an interval. */
+  private next: 'blocking' | 'interval' = 'blocking';
   private readonly abort = new AbortController();
   private readonly site: string;
   /** Polls and downloads run off the main thread (see `poll-worker.ts`). */
@@ -75,7 +97,7 @@ export class SnapshotSync {
       );
     }
     if (this.stopped) return;
-    await this.poll();
+    await this.poll(0); // answered at once: `ready()` must not wait for a publication
     this.schedule();
   }
 
@@ -86,7 +108,7 @@ export class SnapshotSync {
     clearTimeout(this.timer);
     // setImmediate: the poll starts after the current request is handled, not inside it.
     setImmediate(() => {
-      void this.poll().then(() => this.schedule());
+      void this.poll(0).then(() => this.schedule());
     }).unref();
   }
 
@@ -99,51 +121,65 @@ export class SnapshotSync {
     await this.poller.close();
   }
 
+  /** Whether the next poll may be a blocking one. */
+  private get blocking(): boolean {
+    return this.config.syncWaitMs > 0 && Date.now() >= this.notHeldUntil;
+  }
+
   private schedule(): void {
     if (this.stopped) return;
     clearTimeout(this.timer);
+    const blocking = this.failures === 0 && this.next === 'blocking' && this.blocking;
+    this.stats.sync.pollMode = this.blocking ? 'blocking' : 'interval';
     const delay =
-      this.failures === 0
-        ? jittered(this.config.syncIntervalMs)
-        : Math.max(
+      this.failures > 0
+        ? Math.max(
             50,
             backoffDelay(this.failures, {
               baseMs: Math.min(1000, this.config.syncIntervalMs),
               maxMs: Math.max(this.config.syncBackoffMaxMs, 100),
             }),
-          );
+          )
+        : blocking
+          ? Math.random() * Math.min(MAX_REPOLL_JITTER_MS, this.config.syncWaitMs / 10)
+          : jittered(this.config.syncIntervalMs);
     this.timer = setTimeout(() => {
-      void this.poll().then(() => this.schedule());
+      const waitMs = this.blocking ? jittered(this.config.syncWaitMs, 0.1) : 0;
+      void this.poll(waitMs).then(() => this.schedule());
     }, delay);
     this.timer.unref();
   }
 
-  /** One poll; concurrent callers share it. Never rejects. */
-  private poll(): Promise<void> {
+  /** One poll, held up to `waitMs` by the hub; concurrent callers share it. Never rejects. */
+  private poll(waitMs: number): Promise<void> {
     if (this.stopped) return Promise.resolve();
-    this.running ??= this.pollOnce().finally(() => {
+    this.running ??= this.pollOnce(waitMs).finally(() => {
       this.running = undefined;
     });
     return this.running;
   }
 
-  private async pollOnce(): Promise<void> {
+  private async pollOnce(waitMs: number): Promise<void> {
     const startedAt = Date.now();
     this.lastPollAt = startedAt;
     const current = this.active.current;
+    // Blocking polls follow each other at once unless this poll says otherwise.
+    this.next = 'blocking';
     try {
-      const result = await this.poller.poll({
-        hubUrl: this.config.hubUrl,
-        siteKey: this.config.siteKey,
-        instanceId: this.config.instanceId,
-        current: current ? { sha256: current.sha256, version: current.version } : null,
-        idleTimeoutMs: this.config.syncTimeoutMs,
-        userAgent: USER_AGENT,
-        signal: this.abort.signal,
-      });
+      let result = await this.request(current, waitMs);
+      if (result.kind === 'no_lookup') {
+        this.lookup = false;
+        this.logger.info(
+          'the hub has no version lookup (GET /v1/snapshot/version): polling GET /v1/snapshot, whole files only',
+        );
+        result = await this.request(current, waitMs);
+      }
+      if ('poll' in result) this.noteHolding(result.poll, waitMs, Date.now() - startedAt);
       switch (result.kind) {
         case 'not_modified':
           break;
+        case 'no_lookup':
+          throw new DownloadError('the hub answered 404 to GET /v1/snapshot as well');
         case 'unauthorized':
           this.stopped = true;
           this.stats.sync.unauthorized = true;
@@ -170,6 +206,15 @@ export class SnapshotSync {
         case 'downloaded':
           this.stats.sync.downloads++;
           this.stats.sync.bytesDownloaded += result.bytes;
+          if (result.via === 'delta') this.stats.sync.deltaDownloads++;
+          if (result.deltaError !== null) {
+            this.stats.sync.deltaFailures++;
+            this.logger.throttled(
+              'delta-failure',
+              'warn',
+              `the page delta to version ${result.version} was not usable (${result.deltaError}); downloaded the whole file`,
+            );
+          }
           await this.installDownload(result.tempPath, result.sha256, result.version, startedAt);
           break;
       }
@@ -192,6 +237,45 @@ export class SnapshotSync {
           (kept
             ? `keeping snapshot version ${kept.version}`
             : 'no snapshot loaded yet, the fail mode applies'),
+      );
+    }
+  }
+
+  /** One poll on the poll worker's thread. */
+  private request(current: InstalledSnapshot | null, waitMs: number): Promise<PollResult> {
+    return this.poller.poll({
+      hubUrl: this.config.hubUrl,
+      siteKey: this.config.siteKey,
+      instanceId: this.config.instanceId,
+      current: current ? { sha256: current.sha256, version: current.version } : null,
+      idleTimeoutMs: this.config.syncTimeoutMs,
+      userAgent: USER_AGENT,
+      waitMs,
+      lookup: this.lookup,
+      deltas: this.config.syncDeltas,
+      signal: this.abort.signal,
+    });
+  }
+
+  /**
+   * Reads what a poll says about blocking polls: `busy` means one interval; an answer well before
+   * its wait that the hub did not mark as held means that the hub, or a proxy in between, does
+   * not hold polls: plain polling for {@link RETRY_BLOCKING_MS}.
+   */
+  private noteHolding(marker: 'held' | 'busy' | 'none', waitMs: number, tookMs: number): void {
+    if (waitMs === 0) return;
+    if (marker === 'busy') {
+      this.stats.sync.busyPolls++;
+      this.next = 'interval';
+      return;
+    }
+    if (marker === 'none' && tookMs < waitMs * HELD_SHARE) {
+      this.notHeldUntil = Date.now() + RETRY_BLOCKING_MS;
+      this.next = 'interval';
+      this.logger.onlyOnce(
+        'not-held',
+        'warn',
+        `the hub (or a proxy in front of it) answered a blocking poll after ${tookMs} ms of ${Math.round(waitMs)}; polling every ${this.config.syncIntervalMs} ms instead, and trying again later`,
       );
     }
   }
