@@ -2,16 +2,15 @@
  * Page deltas between retained snapshots of a site (`@rampart/rules-core/snapshot/page-delta`),
  * in memory, gzipped, keyed by (base, target) content hashes.
  *
- * Computing one compares two whole files and hashes both: tens of milliseconds of CPU per pair
- * for the full datasets, so it runs on a worker thread and only once per pair (concurrent
- * requests share the pending computation: after a publication, a whole fleet asks for the same
- * delta at once). Like the files, a delta never goes stale; the least recently used are dropped
- * past the byte budget.
+ * Computing one reads and compares two whole files (tens of megabytes with the full datasets),
+ * so it runs on a worker thread and only once per pair (concurrent requests share the pending
+ * computation: after a publication, a whole fleet asks for the same delta at once). Like the
+ * files, a delta never goes stale; the least recently used are dropped past the byte budget.
  */
 import { Injectable } from '@nestjs/common';
+import { DataDir } from '../storage/data-dir.js';
 import { runWorker } from '../workers/run-worker.js';
 import type { DeltaInput, DeltaMessage } from './delta-io.js';
-import { SnapshotCache } from './snapshot-cache.js';
 
 export interface CachedDelta {
   /** The gzipped delta as served. */
@@ -33,7 +32,7 @@ export class DeltaCache {
   /** Deltas computed since start. */
   computed = 0;
 
-  constructor(private readonly snapshots: SnapshotCache) {}
+  constructor(private readonly dataDir: DataDir) {}
 
   /** The delta turning snapshot `base` into `target` (both by SHA-256). */
   get(base: string, target: string): Promise<CachedDelta> {
@@ -58,9 +57,13 @@ export class DeltaCache {
   }
 
   private async compute(base: string, target: string): Promise<CachedDelta> {
-    const [from, to] = await Promise.all([this.snapshots.get(base), this.snapshots.get(target)]);
     this.computed++;
-    const input: DeltaInput = { base: from.raw, target: to.raw };
+    const input: DeltaInput = {
+      basePath: this.dataDir.snapshotPath(base),
+      baseSha256: base,
+      targetPath: this.dataDir.snapshotPath(target),
+      targetSha256: target,
+    };
     const message = await runWorker<DeltaMessage>(
       new URL('./delta.worker.js', import.meta.url),
       input,

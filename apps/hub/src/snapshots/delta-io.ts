@@ -1,8 +1,10 @@
 /** What the delta worker (`delta.worker.ts`) receives and answers. */
 export interface DeltaInput {
-  /** The two whole files; workerData copies them into the worker. */
-  readonly base: Uint8Array;
-  readonly target: Uint8Array;
+  /** The two snapshot files, content-addressed by the hashes beside them. */
+  readonly basePath: string;
+  readonly baseSha256: string;
+  readonly targetPath: string;
+  readonly targetSha256: string;
 }
 
 export interface DeltaOutput {

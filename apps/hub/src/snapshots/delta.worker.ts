@@ -1,9 +1,10 @@
 /**
- * Worker-thread entry of a page delta (see `delta-cache.ts`): compares and hashes two snapshot
- * files off the hub's event loop, then gzips the delta. Receives a {@link DeltaInput}, posts a
- * {@link DeltaMessage}.
+ * Worker-thread entry of a page delta (see `delta-cache.ts`): reads the two snapshot files and
+ * compares them page by page off the hub's event loop, then gzips the delta. The files are the
+ * hub's own content-addressed copies, so their hashes are known and not computed again.
+ * Receives a {@link DeltaInput}, posts a {@link DeltaMessage}.
  */
-
+import { readFileSync } from 'node:fs';
 import { workerData } from 'node:worker_threads';
 import { gzipSync } from 'node:zlib';
 import { encodePageDelta, readPageDeltaHeader } from '@rampart/rules-core/snapshot/page-delta';
@@ -13,7 +14,10 @@ import type { DeltaInput, DeltaMessage } from './delta-io.js';
 const input = workerData as DeltaInput;
 let message: DeltaMessage;
 try {
-  const delta = encodePageDelta(input.base, input.target);
+  const delta = encodePageDelta(readFileSync(input.basePath), readFileSync(input.targetPath), {
+    baseSha256: input.baseSha256,
+    targetSha256: input.targetSha256,
+  });
   const header = readPageDeltaHeader(delta);
   message = {
     ok: true,

@@ -277,7 +277,7 @@ export class DistributionController {
     if (matchesEtag(headers['if-none-match'], etag)) return void response.status(304).end();
     const cached: CachedSnapshot = await this.cache.get(snapshot.sha256);
     const gzip = acceptsGzip(headers['accept-encoding']);
-    const body = gzip ? cached.gzip : cached.raw;
+    const body = gzip ? await cached.gzip() : cached.raw;
     response.status(200);
     response.setHeader('Content-Type', 'application/vnd.sqlite3');
     if (gzip) response.setHeader('Content-Encoding', 'gzip');

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
@@ -37,7 +38,7 @@ describe('page deltas', () => {
       fc.property(
         file.chain((base) => fc.tuple(fc.constant(base), edited(base))),
         ([base, target]) => {
-          const delta = encodePageDelta(base, target, PAGE);
+          const delta = encodePageDelta(base, target, { pageSize: PAGE });
           expect(applyPageDelta(base, delta).equals(target)).toBe(true);
         },
       ),
@@ -49,7 +50,7 @@ describe('page deltas', () => {
       fc.property(
         file.chain((base) => fc.tuple(fc.constant(base), edited(base))),
         ([base, target]) => {
-          const delta = encodePageDelta(base, target, PAGE);
+          const delta = encodePageDelta(base, target, { pageSize: PAGE });
           let differing = 0;
           for (let p = 0; p < target.length / PAGE; p++) {
             const page = target.subarray(p * PAGE, (p + 1) * PAGE);
@@ -68,7 +69,7 @@ describe('page deltas', () => {
         fc.nat(),
         fc.integer({ min: 1, max: 255 }),
         ([base, target], where, flip) => {
-          const delta = encodePageDelta(base, target, PAGE);
+          const delta = encodePageDelta(base, target, { pageSize: PAGE });
           const damaged = Buffer.from(delta);
           const at = where % damaged.length;
           damaged[at] = (damaged[at] ?? 0) ^ flip;
@@ -78,10 +79,26 @@ describe('page deltas', () => {
     );
   });
 
+  it('write the hashes it is given, and refuse to apply when they are wrong', () => {
+    const base = Buffer.alloc(2 * PAGE, 1);
+    const target = Buffer.alloc(2 * PAGE, 2);
+    const known = encodePageDelta(base, target, {
+      pageSize: PAGE,
+      baseSha256: createHash('sha256').update(base).digest('hex'),
+      targetSha256: createHash('sha256').update(target).digest('hex'),
+    });
+    expect(known.equals(encodePageDelta(base, target, { pageSize: PAGE }))).toBe(true);
+    const wrong = encodePageDelta(base, target, { pageSize: PAGE, targetSha256: 'a'.repeat(64) });
+    expect(() => applyPageDelta(base, wrong)).toThrow('does not have the SHA-256 the delta names');
+    expect(() => encodePageDelta(base, target, { pageSize: PAGE, baseSha256: 'x' })).toThrow(
+      'invalid SHA-256',
+    );
+  });
+
   it('refuse a base other than the one the delta was made for', () => {
     const base = Buffer.alloc(2 * PAGE, 1);
     const target = Buffer.alloc(2 * PAGE, 2);
-    const delta = encodePageDelta(base, target, PAGE);
+    const delta = encodePageDelta(base, target, { pageSize: PAGE });
     expect(() => applyPageDelta(Buffer.alloc(2 * PAGE, 3), delta)).toThrow(
       'the delta was made for another base file',
     );
@@ -89,7 +106,7 @@ describe('page deltas', () => {
 
   it('refuse truncated deltas and foreign bytes with a reason', () => {
     const base = Buffer.alloc(PAGE, 1);
-    const delta = encodePageDelta(base, Buffer.alloc(3 * PAGE, 2), PAGE);
+    const delta = encodePageDelta(base, Buffer.alloc(3 * PAGE, 2), { pageSize: PAGE });
     expect(() => applyPageDelta(base, delta.subarray(0, delta.length - 1))).toThrow(
       /the delta is \d+ bytes, its header says \d+/,
     );

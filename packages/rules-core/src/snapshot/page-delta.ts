@@ -74,15 +74,32 @@ function sha256(bytes: Uint8Array): Buffer {
   return createHash('sha256').update(bytes).digest();
 }
 
+function hashOrCompute(hex: string | undefined, bytes: Uint8Array): Buffer {
+  if (hex === undefined) return sha256(bytes);
+  if (!/^[0-9a-f]{64}$/.test(hex)) throw new PageDeltaError(`invalid SHA-256 "${hex}"`);
+  return Buffer.from(hex, 'hex');
+}
+
+export interface EncodeOptions {
+  /** Default: the page size `target` declares in its SQLite header. */
+  readonly pageSize?: number;
+  /** Hex SHA-256 of `base`, when the caller knows it (content-addressed files); else computed. */
+  readonly baseSha256?: string;
+  /** Hex SHA-256 of `target`, likewise. */
+  readonly targetSha256?: string;
+}
+
 /**
- * The delta that turns `base` into `target`, both whole files. `pageSize` defaults to the one
- * `target` declares; `target`'s length must be a whole number of pages.
+ * The delta that turns `base` into `target`, both whole files; `target`'s length must be a whole
+ * number of pages. Hashes given in `options` are written as they are: a wrong one makes every
+ * application of the delta fail, never succeed wrongly.
  */
 export function encodePageDelta(
   base: Uint8Array,
   target: Uint8Array,
-  pageSize: number = sqlitePageSize(target),
+  options: EncodeOptions = {},
 ): Buffer {
+  const pageSize = options.pageSize ?? sqlitePageSize(target);
   if (!validPageSize(pageSize)) throw new PageDeltaError(`invalid page size ${pageSize}`);
   if (target.byteLength % pageSize !== 0)
     throw new PageDeltaError(`the new file is not a whole number of ${pageSize}-byte pages`);
@@ -100,8 +117,8 @@ export function encodePageDelta(
   MAGIC.copy(out, 0);
   out.writeUInt32LE(pageSize, AT.pageSize);
   out.writeUInt32LE(pageCount, AT.pageCount);
-  sha256(from).copy(out, AT.base);
-  sha256(to).copy(out, AT.target);
+  hashOrCompute(options.baseSha256, from).copy(out, AT.base);
+  hashOrCompute(options.targetSha256, to).copy(out, AT.target);
   out.writeUInt32LE(changed.length, AT.pages);
   let at = HEADER_BYTES;
   for (const page of changed) {

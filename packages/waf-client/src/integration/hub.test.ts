@@ -187,7 +187,10 @@ describe('with the real hub', () => {
       () => main.rampart.stats().snapshotVersion === next,
       20_000,
     );
-    expect(main.logger.lines.join('\n')).toMatch(/sync recovered after \d+ failed attempt/);
+    // The poll that brought it ends after the swap, and says so.
+    await eventually('the recovery logged', () =>
+      /sync recovered after \d+ failed attempt/.test(main.logger.lines.join('\n')),
+    );
     empty.remove();
   }, 90_000);
 
