@@ -126,6 +126,29 @@ describe('blocking polls', () => {
     );
   });
 
+  it('keep the snapshot in use while a refused delta and the whole file both fail', async () => {
+    const hub = await hubWith();
+    const c = client({ hubUrl: hub.url, syncTimeoutMs: 500, syncBackoffMaxMs: 300 });
+    await c.rampart.ready();
+    const app = await startApp(c.rampart);
+    cleanup.push(() => app.close());
+    await eventually('a held poll', () => hub.held() === 1);
+    hub.misbehave = { kind: 'delta', bytes: encodePageDelta(V3.bytes, V2.bytes), fileStalls: true };
+    hub.publish(V2);
+    await eventually('two failed attempts', () => c.rampart.stats().sync.failures >= 2);
+    expect(c.rampart.stats()).toMatchObject({ snapshotVersion: 1 });
+    expect(c.rampart.stats().sync.deltaDownloads).toBe(0);
+    expect((await call(app.port, '/wp-admin')).status).toBe(403); // version 1 still enforced
+    expect((await call(app.port, '/v2-only')).status).toBe(200);
+    expect(readdirSync(join(c.dataDir, 'snapshots'))).toEqual([`${V1.sha256}.sqlite`]);
+    hub.misbehave = { kind: 'none' };
+    await eventually(
+      'version 2 once the hub behaves',
+      () => c.rampart.stats().snapshotVersion === 2,
+    );
+    expect(c.rampart.stats().sync.deltaDownloads).toBe(1);
+  });
+
   it('give way to the interval where the hub answers at once without holding', async () => {
     const hub = await hubWith({ holds: false });
     const c = client({ hubUrl: hub.url, syncIntervalMs: 300, syncWaitMs: 10_000 });

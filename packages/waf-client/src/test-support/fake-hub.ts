@@ -35,8 +35,11 @@ export type Misbehaviour =
   /** Send `bytes` bytes, then nothing (the connection stays open until the server closes). */
   | { readonly kind: 'stall'; readonly bytes: number }
   | { readonly kind: 'status'; readonly status: number; readonly headers?: Record<string, string> }
-  /** Serve these bytes as every page delta (the file itself is served correctly). */
-  | { readonly kind: 'delta'; readonly bytes: Buffer };
+  /**
+   * Serve these bytes as every page delta; the file itself is served correctly, or, with
+   * `fileStalls`, stalls after its first bytes.
+   */
+  | { readonly kind: 'delta'; readonly bytes: Buffer; readonly fileStalls?: boolean };
 
 /** A request as the fake hub saw it: its headers, plus its path in `:path`. */
 export type SeenRequest = IncomingHttpHeaders & { readonly ':path': string };
@@ -114,7 +117,9 @@ export async function startFakeHub(
 
   /** Serves the current file (or its misbehaving stand-in) with the hub's headers. */
   const sendFile = (req: IncomingMessage, res: ServerResponse, current: SnapshotBytes) => {
-    const m = hub.misbehave;
+    const set = hub.misbehave;
+    const m: Misbehaviour =
+      set.kind === 'delta' && set.fileStalls ? { kind: 'stall', bytes: 100 } : set;
     const headers: Record<string, string> = {
       etag: `"${current.sha256}"`,
       'x-rampart-snapshot-version': String(current.version),
