@@ -9,6 +9,7 @@ import { DatasetsModule } from './datasets/datasets.module.js';
 import { HealthModule } from './health/health.module.js';
 import { JsonContentTypeMiddleware } from './http/json-content-type.middleware.js';
 import { MetricsModule } from './metrics/metrics.module.js';
+import { ReportsModule } from './reports/reports.module.js';
 import { RulesModule } from './rules/rules.module.js';
 import { SitesModule } from './sites/sites.module.js';
 import { SnapshotsModule } from './snapshots/snapshots.module.js';
@@ -32,6 +33,7 @@ import { StorageModule } from './storage/storage.module.js';
     DatasetsModule,
     BuildsModule,
     SnapshotsModule,
+    ReportsModule,
     HealthModule,
     MetricsModule,
   ],

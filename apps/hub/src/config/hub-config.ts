@@ -99,6 +99,48 @@ export class HubEnvironment {
   @Max(600_000)
   HUB_MAX_POLL_WAIT_MS = 60_000;
 
+  /** Report batches waiting in the ingestion queue beyond which `POST /v1/reports` answers 503. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(10_000_000)
+  HUB_REPORT_QUEUE_MAX = 10_000;
+
+  /** Report batches ingested at once by this instance. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(64)
+  HUB_INGEST_CONCURRENCY = 2;
+
+  /** Raw events kept per site at most (the newest); older ones are deleted every minute. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(100_000_000)
+  HUB_EVENT_RETENTION_COUNT = 100_000;
+
+  /** Raw events older than this are deleted (hours). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(24 * 366)
+  HUB_EVENT_RETENTION_HOURS = 24;
+
+  /** How often the report tables are trimmed to their retention. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  @Max(86_400_000)
+  HUB_RETENTION_INTERVAL_MS = 60_000;
+
+  /** Per-minute counters older than this are deleted (days). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(3660)
+  HUB_TRAFFIC_RETENTION_DAYS = 14;
+
   /** Whether X-Forwarded-For from a reverse proxy in front of the hub is believed. */
   @IsIn(['true', 'false'])
   HUB_TRUST_PROXY: 'true' | 'false' = 'false';
@@ -137,6 +179,12 @@ export interface HubConfig {
   readonly reconcileIntervalMs: number;
   readonly maxHeldPolls: number;
   readonly maxPollWaitMs: number;
+  readonly reportQueueMax: number;
+  readonly ingestConcurrency: number;
+  readonly eventRetentionCount: number;
+  readonly eventRetentionHours: number;
+  readonly trafficRetentionDays: number;
+  readonly retentionIntervalMs: number;
   readonly trustProxy: boolean;
   readonly logLevel: HubEnvironment['HUB_LOG_LEVEL'];
 }
@@ -156,6 +204,12 @@ export function hubConfigFrom(env: HubEnvironment): HubConfig {
     reconcileIntervalMs: env.HUB_RECONCILE_INTERVAL_MS,
     maxHeldPolls: env.HUB_MAX_HELD_POLLS,
     maxPollWaitMs: env.HUB_MAX_POLL_WAIT_MS,
+    reportQueueMax: env.HUB_REPORT_QUEUE_MAX,
+    ingestConcurrency: env.HUB_INGEST_CONCURRENCY,
+    eventRetentionCount: env.HUB_EVENT_RETENTION_COUNT,
+    eventRetentionHours: env.HUB_EVENT_RETENTION_HOURS,
+    trafficRetentionDays: env.HUB_TRAFFIC_RETENTION_DAYS,
+    retentionIntervalMs: env.HUB_RETENTION_INTERVAL_MS,
     trustProxy: env.HUB_TRUST_PROXY === 'true',
     logLevel: env.HUB_LOG_LEVEL,
   };

@@ -80,6 +80,73 @@ export interface InstancesTable {
   last_seen: string;
 }
 
+export interface ReportBatchesTable {
+  site_id: string;
+  /** Chosen by the client and kept across its retries: a batch is counted once. */
+  batch_id: string;
+  instance: string;
+  events: number;
+  received_at: string;
+}
+
+/** Exact request counts per minute (`minute`: `2026-12-01T12:34`), from the batches' counts. */
+export interface TrafficMinutesTable {
+  site_id: string;
+  minute: string;
+  action: string;
+  mode: string;
+  /** `''` for requests no rule decided. */
+  rule_id: string;
+  outcome: string;
+  count: number;
+}
+
+/**
+ * Requests per minute by one dimension of the events (`ip`, `country`, `asn`, `path`, `rule`,
+ * `user_agent`) and outcome. Blocked, rate-limited and monitored requests are all events, so
+ * those counts are exact; passed ones are a sample, counted with the weight of its rate.
+ */
+export interface TrafficTopTable {
+  site_id: string;
+  minute: string;
+  dimension: string;
+  value: string;
+  outcome: string;
+  count: number;
+}
+
+/** A bounded sample of raw events (retention by age and count: `reports/report-retention.ts`). */
+export interface ReportEventsTable {
+  site_id: string;
+  time: string;
+  request_id: string;
+  batch_id: string;
+  instance: string;
+  ip: string;
+  country: string | null;
+  asn: number | null;
+  method: string;
+  host: string;
+  path: string;
+  user_agent: string;
+  action: string;
+  mode: string;
+  outcome: string;
+  rule_id: string | null;
+  category: string | null;
+  monitored_rule_id: string | null;
+  snapshot_version: number | null;
+  /** 1 when the event is a sample of passed requests. */
+  sampled: number;
+}
+
+export interface SignalMinutesTable {
+  site_id: string;
+  minute: string;
+  kind: string;
+  count: number;
+}
+
 export interface MigrationsTable {
   name: string;
   applied_at: string;
@@ -94,4 +161,9 @@ export interface HubSchema {
   snapshots: SnapshotsTable;
   builds: BuildsTable;
   instances: InstancesTable;
+  report_batches: ReportBatchesTable;
+  traffic_minutes: TrafficMinutesTable;
+  traffic_top: TrafficTopTable;
+  report_events: ReportEventsTable;
+  signal_minutes: SignalMinutesTable;
 }

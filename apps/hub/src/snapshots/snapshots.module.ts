@@ -12,6 +12,6 @@ import { SnapshotsService } from './snapshots.service.js';
   imports: [SitesModule, InstancesModule, PublicationsModule],
   controllers: [DistributionController, SnapshotsController],
   providers: [SnapshotsService, SnapshotCache, DeltaCache],
-  exports: [SnapshotCache, DeltaCache],
+  exports: [SnapshotsService, SnapshotCache, DeltaCache],
 })
 export class SnapshotsModule {}

@@ -3,9 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { rangesBetween } from '../test-support/ip-arbitraries.js';
 import { ipFromBigInt, parseIpInto } from './address.js';
 import { flattenRanges, type LabelledRange } from './flatten.js';
-import { parseIpRange, rangeContains } from './range.js';
+import { type IpRange, parseIpRange, rangeContains } from './range.js';
 import {
   labelSetCount,
+  labelsOfAddress,
   labelsOfSet,
   lookupV4,
   lookupV6,
@@ -213,5 +214,20 @@ describe('properties', () => {
       ),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('labelsOfAddress', () => {
+  it('finds the labels of the range holding an address, in either family, and none elsewhere', () => {
+    const table = packRanges(
+      flattenRanges([
+        { range: parseIpRange('10.0.0.0/8')[0] as IpRange, label: 7 },
+        { range: parseIpRange('2001:db8::/32')[0] as IpRange, label: 9 },
+      ]),
+    );
+    expect([...labelsOfAddress(table, '10.1.2.3')]).toEqual([7]);
+    expect([...labelsOfAddress(table, '2001:0db8:0:0::1')]).toEqual([9]);
+    expect([...labelsOfAddress(table, '11.0.0.1')]).toEqual([]);
+    expect([...labelsOfAddress(table, 'not an address')]).toEqual([]);
   });
 });

@@ -13,6 +13,7 @@
  * Measured against prepared SQLite statements (two indexed queries per category, as the anchor
  * does) this is over two orders of magnitude faster per lookup; see the package README.
  */
+import { parseIpInto } from './address.js';
 import type { FlatRange } from './flatten.js';
 
 export interface RangeTable {
@@ -209,4 +210,24 @@ export function lookupV6(table: RangeTable, address: Uint32Array): number {
   }
   if (found === -1 || compareWords(table.v6Ends, found * 4, address) < 0) return -1;
   return table.v6Sets[found] as number;
+}
+
+const NO_LABELS = new Uint32Array(0);
+const scratch = new Uint32Array(4);
+
+/**
+ * The labels of the range containing the address written in `text` (IPv4, or IPv6 in any
+ * notation), or none when no range contains it or it does not parse. For callers outside the
+ * request path (the hub's reports: which country and AS an address is in); the evaluator keeps
+ * its own memoised lookups.
+ */
+export function labelsOfAddress(table: RangeTable, text: string): Uint32Array {
+  const family = parseIpInto(text, scratch);
+  const set =
+    family === 4
+      ? lookupV4(table, scratch[0] as number)
+      : family === 6
+        ? lookupV6(table, scratch)
+        : -1;
+  return set < 0 ? NO_LABELS : labelsOfSet(table, set);
 }

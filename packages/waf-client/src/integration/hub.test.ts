@@ -3,7 +3,7 @@
  * own redis-server): first download and 304 polls, a rule change swapped in, the hub's
  * instance list showing our version, the hub going down mid-run and at start (fail mode, the
  * file on disk, recovery when it is back), a rotated key (401: logged once, never the key), and
- * reports answered 404 (the hub has no ingestion yet: reporting stops, counted).
+ * reports delivered and counted by the hub.
  */
 import { type Hub, startHub } from '@rampart/test-services/hub';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -131,13 +131,22 @@ describe('with the real hub', () => {
     for (const c of fleet) expect(c.rampart.stats().sync.deltaDownloads).toBe(1);
   });
 
-  it('stops reporting when the hub answers 404 for reports (no ingestion yet)', async () => {
-    await eventually(
-      'reporting stopped',
-      () => main.rampart.stats().reports.stoppedReason !== null,
+  it('delivers its report batches to the hub, which counts every request', async () => {
+    for (let i = 0; i < 3; i++) expect((await call(mainApp.port, '/wp-admin/x')).status).toBe(403);
+    await eventually('the blocks counted by the hub', async () => {
+      const traffic = await hub.admin<{ minutes: { blocked: number }[] }>(
+        'GET',
+        `/v1/sites/${SITE}/traffic`,
+      );
+      return traffic.minutes.reduce((n, m) => n + m.blocked, 0) >= 4; // and the first test's
+    });
+    const events = await hub.admin<{ path: string; instance: string }[]>(
+      'GET',
+      `/v1/sites/${SITE}/events?outcome=blocked`,
     );
-    expect(main.rampart.stats().reports.stoppedReason).toBe('HTTP 404 from the report URL');
-    expect(main.logger.lines.filter((l) => l.includes('report URL answered 404'))).toHaveLength(1);
+    expect(events.map((e) => e.path)).toContain('/wp-admin/x');
+    expect(events[0]?.instance).toBe('web-1');
+    expect(main.rampart.stats().reports).toMatchObject({ stoppedReason: null, batchesFailed: 0 });
   });
 
   it('keeps enforcing while the hub is down, uses the file on disk or the fail mode at start, recovers', async () => {

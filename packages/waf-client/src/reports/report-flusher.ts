@@ -15,9 +15,12 @@
  * - `close()`: sends everything still queued, within `closeTimeoutMs`.
  *
  * Batch format (version 1):
- * `{ version, instance, snapshotVersion, periodStart, periodEnd, passSampleRate, dropped,
- *    counts: [{action, mode, ruleId, outcome, count}], events: [...] }` with ISO times.
+ * `{ version, batchId, instance, snapshotVersion, periodStart, periodEnd, passSampleRate, dropped,
+ *    counts: [{action, mode, ruleId, outcome, count}], events: [...] }` with ISO times. `batchId`
+ * is made once per batch and kept across its retries, so the hub counts a batch once even when
+ * an answer was lost and the batch sent again.
  */
+import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { gzip as gzipCallback } from 'node:zlib';
 import type { RampartConfig } from '../config/options.js';
@@ -33,6 +36,8 @@ const USER_AGENT = 'rampart-waf-client/0.1.0';
 
 export interface ReportBatch {
   readonly version: 1;
+  /** Random, made once per batch and kept across retries (the hub's idempotency key). */
+  readonly batchId: string;
   readonly instance: string;
   readonly snapshotVersion: number | null;
   readonly periodStart: string;
@@ -161,6 +166,7 @@ export class ReportFlusher {
     this.queue.periodStart = periodEnd;
     const batch: ReportBatch = {
       version: 1,
+      batchId: randomUUID(),
       instance: this.config.instanceId,
       snapshotVersion: this.snapshotVersion(),
       periodStart: new Date(periodStart).toISOString(),

@@ -155,6 +155,10 @@ describe('reports', () => {
     expect((b as number) - (a as number)).toBeGreaterThanOrEqual(950); // Retry-After: 1
     expect((d as number) - (c as number)).toBeGreaterThanOrEqual(950);
     expect(receiver.attempts.map((x) => x.status).slice(0, 4)).toEqual([503, 500, 429, 200]);
+    // One batch, one id, however often it was sent: the hub counts it once.
+    const ids = new Set(receiver.attempts.slice(0, 4).map((x) => x.batchId));
+    expect(ids.size).toBe(1);
+    expect([...ids][0]).toMatch(/^[0-9a-f-]{36}$/);
     await eventually('the answer processed', () => client.rampart.stats().reports.sent === 2);
     expect(client.rampart.stats().reports).toMatchObject({ sent: 2, retries: 3, dropped: 0 });
   });

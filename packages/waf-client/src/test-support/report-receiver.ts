@@ -20,6 +20,8 @@ export interface ReportReceiver {
   readonly attempts: {
     status: number;
     at: number;
+    /** The attempt's batch id (the same across the retries of one batch). */
+    batchId: string;
     encoding: string | undefined;
     authorization: string | undefined;
     contentType: string | undefined;
@@ -46,18 +48,16 @@ export async function startReportReceiver(): Promise<ReportReceiver> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const answer = receiver.script.shift() ?? { status: 200 };
+      const batch = JSON.parse(gunzipSync(Buffer.concat(chunks)).toString('utf8')) as ReportBatch;
       receiver.attempts.push({
         status: answer.status,
         at: Date.now(),
+        batchId: batch.batchId,
         encoding: req.headers['content-encoding'],
         authorization: req.headers.authorization,
         contentType: req.headers['content-type'],
       });
-      if (answer.status >= 200 && answer.status < 300) {
-        receiver.batches.push(
-          JSON.parse(gunzipSync(Buffer.concat(chunks)).toString('utf8')) as ReportBatch,
-        );
-      }
+      if (answer.status >= 200 && answer.status < 300) receiver.batches.push(batch);
       res.writeHead(answer.status, answer.headers ?? {}).end();
     });
   });

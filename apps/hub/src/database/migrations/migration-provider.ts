@@ -1,9 +1,11 @@
 import type { Migration, MigrationProvider } from 'kysely/migration';
 import { initial } from './001-initial.js';
+import { reports } from './002-reports.js';
 
 /** Every migration, by name; names sort in the order they apply. Never rename or edit one. */
 const MIGRATIONS: Record<string, Migration> = {
   '001-initial': initial,
+  '002-reports': reports,
 };
 
 /** Migrations compiled into the hub (no directory scanning, so the build output is self-contained). */
