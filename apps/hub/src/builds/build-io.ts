@@ -7,6 +7,8 @@ export interface BuildInput {
   readonly datasets: readonly { kind: DatasetKind; name: string; path: string; sha256: string }[];
   readonly version: number;
   readonly outPath: string;
+  /** The site's HMAC key for account identifiers in signals. */
+  readonly signalKey: string;
 }
 
 export interface BuildOutput {

@@ -12,6 +12,7 @@ import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { DatabaseService } from '../database/database.service.js';
 import { BuildsTable } from '../database/schema.js';
 import { PublicationChannel } from '../publications/publication-channel.js';
+import { SitesService } from '../sites/sites.service.js';
 import { DataDir } from '../storage/data-dir.js';
 import { BuildQueueService } from './build-queue.service.js';
 import { SnapshotBuilder } from './snapshot-builder.js';
@@ -43,6 +44,7 @@ export class BuildsService {
     private readonly builder: SnapshotBuilder,
     private readonly queue: BuildQueueService,
     private readonly publications: PublicationChannel,
+    private readonly sites: SitesService,
     @Inject(HUB_CONFIG) private readonly config: HubConfig,
   ) {}
 
@@ -139,6 +141,7 @@ export class BuildsService {
         })),
         version,
         outPath,
+        signalKey: await this.sites.signalKey(siteId),
       });
       await this.dataDir.publish(outPath, this.dataDir.snapshotPath(output.sha256));
       await db.transaction().execute(async (tx) => {

@@ -40,6 +40,7 @@ async function build(input: BuildInput): Promise<BuildOutput> {
     reputation,
     version: input.version,
     datasets: provenance,
+    signalKey: input.signalKey,
   });
   return {
     sha256: await sha256File(input.outPath),

@@ -14,6 +14,11 @@ export interface SitesTable {
   built_revision: number;
   /** The newest revision whose build failed (not retried until the revision moves on). */
   failed_revision: number;
+  /**
+   * Hex key of HMAC-SHA256 for account identifiers in signals (written into the snapshots, so
+   * clients hash accounts before they report them); null until the site's first build.
+   */
+  signal_key: string | null;
 }
 
 export interface SiteKeysTable {

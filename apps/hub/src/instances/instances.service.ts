@@ -14,12 +14,20 @@ export interface InstanceView {
 }
 
 const WRITE_EVERY_MS = 15_000;
+/**
+ * An instance is live when it polled within this long: a blocking poll names its instance every
+ * wait (30 s by default), and the last-seen time is written at most every 15 s.
+ */
+export const LIVE_MS = 90_000;
+/** How long a counted fleet size is reused (a count query per poll would be too many). */
+const FLEET_TTL_MS = 5000;
 const INSTANCE_ID = /^[A-Za-z0-9_.:@-]{1,128}$/;
 const MAX_TRACKED = 100_000;
 
 @Injectable()
 export class InstancesService {
   private readonly lastWrite = new Map<string, { at: number; version: number | null }>();
+  private readonly fleets = new Map<string, { at: number; size: Promise<number> }>();
 
   constructor(private readonly database: DatabaseService) {}
 
@@ -38,6 +46,7 @@ export class InstancesService {
     if (last && last.version === parsed && now - last.at < WRITE_EVERY_MS) return;
     if (this.lastWrite.size >= MAX_TRACKED) this.lastWrite.clear();
     this.lastWrite.set(key, { at: now, version: parsed });
+    if (!last) this.fleets.delete(siteId); // an instance not seen before counts at once
     const row = {
       site_id: siteId,
       instance_id: instanceId,
@@ -56,6 +65,26 @@ export class InstancesService {
         }),
       )
       .execute();
+  }
+
+  /**
+   * How many instances of the site are live (polled within {@link LIVE_MS}), at least 1: what
+   * each client divides a fleet-wide rate limit by.
+   */
+  fleetSize(siteId: string, now = Date.now()): Promise<number> {
+    const cached = this.fleets.get(siteId);
+    if (cached && now - cached.at < FLEET_TTL_MS) return cached.size;
+    const size = this.database.db
+      .selectFrom('instances')
+      .select((e) => e.fn.countAll<number>().as('n'))
+      .where('site_id', '=', siteId)
+      .where('last_seen', '>=', new Date(now - LIVE_MS).toISOString())
+      .executeTakeFirst()
+      .then((row) => Math.max(1, Number(row?.n ?? 0)));
+    if (this.fleets.size >= MAX_TRACKED) this.fleets.clear();
+    this.fleets.set(siteId, { at: now, size });
+    size.catch(() => this.fleets.delete(siteId));
+    return size;
   }
 
   async list(siteId: string): Promise<InstanceView[]> {

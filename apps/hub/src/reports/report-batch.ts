@@ -3,7 +3,7 @@
  *
  * The format is the client's (waf-client README, "Reports"), version 1:
  * `{ version, batchId, instance, snapshotVersion, periodStart, periodEnd, passSampleRate,
- *    dropped, counts, events, signals?, rateLimitKeys? }`.
+ *    dropped, counts, events, signals?, rateLimitKeys?, addressCounts? }`.
  * - `counts`: every request the client saw in the period, per (action, mode, rule, outcome):
  *   exact, whatever was sampled.
  * - `events`: blocked, rate-limited and monitored requests, and a `passSampleRate` sample of the
@@ -11,6 +11,7 @@
  * - `signals`: what only the app knows (failed and successful logins), never sampled; accounts
  *   only as keyed hashes.
  * - `rateLimitKeys`: requests per (rate-limit rule, key) in the period, for fleet-wide limits.
+ * - `addressCounts`: requests per client address in the period, for request-rate detection.
  * - `batchId`: chosen by the client and kept across its retries, so a batch is counted once.
  *
  * A batch is accepted whole or not at all: `parseReportBatch` returns every problem, each
@@ -41,6 +42,7 @@ export const LIMITS = Object.freeze({
   events: 10_000,
   signals: 10_000,
   rateLimitKeys: 10_000,
+  addressCounts: 10_000,
   text: { id: 128, ip: 64, method: 16, host: 256, path: 1024, userAgent: 512, key: 512 },
 });
 
@@ -88,6 +90,11 @@ export interface RateLimitKeyCount {
   readonly count: number;
 }
 
+export interface AddressCount {
+  readonly ip: string;
+  readonly count: number;
+}
+
 export interface ReportBatch {
   readonly version: 1;
   readonly batchId: string;
@@ -101,6 +108,7 @@ export interface ReportBatch {
   readonly events: readonly ReportEvent[];
   readonly signals: readonly SignalEvent[];
   readonly rateLimitKeys: readonly RateLimitKeyCount[];
+  readonly addressCounts: readonly AddressCount[];
 }
 
 export interface BatchIssue {
@@ -136,6 +144,7 @@ export function parseReportBatch(raw: unknown): ParsedBatch {
     'events',
     'signals',
     'rateLimitKeys',
+    'addressCounts',
   ]);
   if (raw.version !== 1) issues.push({ field: 'version', reason: 'must be 1' });
   const batchId = read.text(raw, 'batchId', '', 64, BATCH_ID, '8-64 characters of A-Z a-z 0-9 _ -');
@@ -252,6 +261,17 @@ export function parseReportBatch(raw: unknown): ParsedBatch {
     }),
     ['ruleId', 'key', 'count'],
   );
+  const addressCounts = read.list(
+    raw,
+    'addressCounts',
+    LIMITS.addressCounts,
+    false,
+    (item, at) => ({
+      ip: read.text(item, 'ip', at, LIMITS.text.ip),
+      count: read.count(item, 'count', at),
+    }),
+    ['ip', 'count'],
+  );
   if (issues.length > 0) return { ok: false, issues };
   return {
     ok: true,
@@ -268,6 +288,7 @@ export function parseReportBatch(raw: unknown): ParsedBatch {
       events,
       signals,
       rateLimitKeys,
+      addressCounts,
     },
   };
 }

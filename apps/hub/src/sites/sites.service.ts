@@ -29,6 +29,7 @@ export class SitesService {
           rules_revision: 0,
           built_revision: 0,
           failed_revision: 0,
+          signal_key: newSignalKey(),
         })
         .execute()
         .catch((error: unknown) => {
@@ -52,6 +53,24 @@ export class SitesService {
     const row = await this.siteQuery(db).where('sites.id', '=', siteId).executeTakeFirst();
     if (!row) throw new NotFoundException(`site "${siteId}" does not exist`);
     return toView(row);
+  }
+
+  /** The site's signal key, made now if it has none (sites older than signals). */
+  async signalKey(siteId: string): Promise<string> {
+    const db = this.database.db;
+    await db
+      .updateTable('sites')
+      .set({ signal_key: newSignalKey() })
+      .where('id', '=', siteId)
+      .where('signal_key', 'is', null)
+      .execute();
+    const row = await db
+      .selectFrom('sites')
+      .select('signal_key')
+      .where('id', '=', siteId)
+      .executeTakeFirst();
+    if (!row?.signal_key) throw new NotFoundException(`site "${siteId}" does not exist`);
+    return row.signal_key;
   }
 
   /**
@@ -158,6 +177,11 @@ function toView(row: {
 }
 
 /** A primary-key or unique violation, from SQLite or PostgreSQL. */
+/** 256 random bits, hex: the HMAC key for the site's account identifiers. */
+function newSignalKey(): string {
+  return randomBytes(32).toString('hex');
+}
+
 function isUniqueViolation(error: unknown): boolean {
   const code = (error as { code?: unknown }).code;
   return code === '23505' || (typeof code === 'string' && code.startsWith('SQLITE_CONSTRAINT'));

@@ -63,6 +63,8 @@ const SHA256 = /^[0-9a-f]{64}$/;
  */
 export const PROTOCOL_HEADER = 'X-Rampart-Protocol';
 export const PROTOCOL_VERSION = '2';
+/** How many live instances the site has: what each divides a fleet-wide rate limit by. */
+export const FLEET_SIZE_HEADER = 'X-Rampart-Fleet-Size';
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 const PAGE_DELTA_TYPE = 'application/vnd.rampart.page-delta';
 
@@ -86,6 +88,12 @@ export class SnapshotVersionView {
 
   @ApiProperty({ description: 'Immutable URL of the whole file.' })
   url!: string;
+
+  @ApiProperty({
+    description:
+      'Live instances of the site (polled within 90 s), at least 1: each enforces its share of a fleet-wide rate limit.',
+  })
+  fleetSize!: number;
 
   @ApiPropertyOptional({
     type: DeltaLink,
@@ -126,6 +134,7 @@ export class DistributionController {
   ): Promise<void> {
     const { snapshot, poll } = await this.poll(site, headers, wait, response);
     setPollHeader(response, poll);
+    response.setHeader(FLEET_SIZE_HEADER, String(await this.instances.fleetSize(site.siteId)));
     response.setHeader('Cache-Control', 'private, no-cache');
     response.setHeader('Content-Location', `/v1/snapshots/${snapshot.sha256}`);
     await this.send(snapshot, headers, response);
@@ -144,6 +153,8 @@ export class DistributionController {
   ): Promise<void> {
     const { snapshot, poll } = await this.poll(site, headers, wait, response);
     setPollHeader(response, poll);
+    const fleetSize = await this.instances.fleetSize(site.siteId);
+    response.setHeader(FLEET_SIZE_HEADER, String(fleetSize));
     response.setHeader('Cache-Control', 'private, no-cache');
     const etag = describe(snapshot, response);
     if (matchesEtag(headers['if-none-match'], etag)) return void response.status(304).end();
@@ -154,6 +165,7 @@ export class DistributionController {
       sha256: snapshot.sha256,
       bytes: snapshot.bytes,
       url: `/v1/snapshots/${snapshot.sha256}`,
+      fleetSize,
       delta: kept
         ? { from: kept.sha256, url: `/v1/snapshots/${snapshot.sha256}/delta/${kept.sha256}` }
         : null,

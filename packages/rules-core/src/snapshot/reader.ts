@@ -58,6 +58,8 @@ export interface SnapshotInfo {
   readonly datasets: Readonly<Record<string, string>>;
   /** SHA-256 of each range table as the writer recorded it; null in files written without. */
   readonly tableDigests: Readonly<Record<RangeCategory, string | null>>;
+  /** The site's key for hashing account identifiers in signals; null when the file has none. */
+  readonly signalKey: string | null;
 }
 
 export interface Snapshot extends SnapshotInfo {
@@ -205,6 +207,7 @@ function readInfo(db: Database.Database, path: string): SnapshotInfo {
     rangeCount: number(META.rangeCount),
     storedRangeCount: number(META.storedRangeCount),
     datasets: JSON.parse(meta.get(META.datasets) ?? '{}') as Record<string, string>,
+    signalKey: meta.get(META.signalKey) ?? null,
     tableDigests: Object.fromEntries(
       RANGE_CATEGORIES.map((category) => [category, meta.get(tableDigestKey(category)) ?? null]),
     ) as Record<RangeCategory, string | null>,

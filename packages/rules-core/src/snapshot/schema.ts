@@ -87,6 +87,11 @@ export const META = {
   rangeCount: 'range_count',
   storedRangeCount: 'stored_range_count',
   datasets: 'datasets',
+  /**
+   * Optional: the site's key for hashing account identifiers in signals (HMAC-SHA256), so they
+   * leave an app only as keyed hashes. Readers that do not know it ignore it.
+   */
+  signalKey: 'signal_key',
 } as const;
 
 /**

@@ -6,6 +6,7 @@ import { parseIpRange } from '../ip/range.js';
 import { parseRuleSet } from '../rules/validate.js';
 import { temporaryDirectory } from '../test-support/snapshot-fixture.js';
 import { applyPageDelta, encodePageDelta, readPageDeltaHeader } from './page-delta.js';
+import { openSnapshot } from './reader.js';
 import { SCHEMA_VERSION } from './schema.js';
 import { SnapshotBuildError, writeSnapshot } from './writer.js';
 
@@ -156,5 +157,27 @@ describe('the page layout a delta relies on', () => {
       2,
     );
     expect(applyPageDelta(before, encodePageDelta(before, after)).equals(after)).toBe(true);
+  });
+});
+
+describe('the signal key', () => {
+  it('is stored in meta and read back, and refused unless hex', async () => {
+    const path = join(tmp.dir, 'signal.sqlite');
+    const signalKey = 'ab'.repeat(32);
+    writeSnapshot(path, { ruleSet, reputation: [drop], version: 1, signalKey });
+    const snapshot = await openSnapshot(path, { integrityCheck: false });
+    try {
+      expect(snapshot.signalKey).toBe(signalKey);
+    } finally {
+      snapshot.close();
+    }
+    expect(() =>
+      writeSnapshot(join(tmp.dir, 'bad-key.sqlite'), {
+        ruleSet,
+        reputation: [drop],
+        version: 1,
+        signalKey: 'secret',
+      }),
+    ).toThrow('signalKey must be 32 to 128 lower-case hex digits');
   });
 });

@@ -41,6 +41,8 @@ export interface SnapshotInput {
   readonly createdAt?: Date;
   /** Free-form provenance of the datasets (file names, package versions), stored in `meta`. */
   readonly datasets?: Readonly<Record<string, string>>;
+  /** The site's key for hashing account identifiers in signals (hex, 32 to 128 digits). */
+  readonly signalKey?: string;
 }
 
 export interface SnapshotSummary {
@@ -80,6 +82,8 @@ export function writeSnapshot(path: string, input: SnapshotInput): SnapshotSumma
   }
   const lists = input.reputation ?? [];
   checkReputationReferences(input.ruleSet, lists);
+  if (input.signalKey !== undefined && !/^[0-9a-f]{32,128}$/.test(input.signalKey))
+    throw new SnapshotBuildError('signalKey must be 32 to 128 lower-case hex digits');
   const categories = [
     buildIpCategory(input.ruleSet),
     buildCountryCategory(input.country ?? []),
@@ -236,6 +240,7 @@ function writeMeta(
     String(categories.reduce((n, c) => n + rangeCount(c.table), 0)),
   );
   insert.run(META.datasets, JSON.stringify(input.datasets ?? {}));
+  if (input.signalKey !== undefined) insert.run(META.signalKey, input.signalKey);
   for (const c of categories) insert.run(tableDigestKey(c.category), tableDigest(c.table));
 }
 

@@ -1,5 +1,5 @@
 /**
- * Rate-limit counters that survive snapshot swaps.
+ * Rate-limit counters that survive snapshot swaps, and the fleet's share of each limit.
  *
  * A client swaps snapshots while it runs; with one limiter per evaluator every swap would reset
  * all counters (an attacker would get a fresh allowance on every rule change). So every
@@ -14,21 +14,84 @@
  * default 100 000 keys is ~20 MB. A key evicted while still active restarts from zero: size the
  * capacity above the number of distinct keys expected within one window.
  *
- * Limits are per process. N processes behind a balancer admit up to N x limit per window from
- * one key (fewer when the balancer pins clients); the package README explains how to size them.
+ * **Fleet-wide limits.** A rule's `limit` is the budget of the whole fleet: the hub tells each
+ * client how many live instances the site has (`fleetSize`, with every poll), and each enforces
+ * its share, `ceil(limit / fleetSize)`, so N instances behind a balancer admit about `limit`, not
+ * N x `limit`. A client alone, or one that has not heard from the hub for a while, enforces the
+ * whole limit (`fleetSize` 1). The hits per (rule, key) since the last report batch go to the hub
+ * too (`takeKeyCounts`), which sums them over the fleet and blocks a key over the budget.
  */
-import type { RateLimiter } from '@rampart/rules-core/evaluator/rate-limiter';
+import type {
+  RateLimiter,
+  RateLimitSeries,
+  RateLimitState,
+} from '@rampart/rules-core/evaluator/rate-limiter';
 import { SlidingWindowLimiter } from '@rampart/rules-core/evaluator/rate-limiter';
+
+/** Hits per (rule, key) a report period keeps at most; further new keys are not reported. */
+export const MAX_REPORTED_KEYS = 10_000;
+
+/** What one instance of `fleetSize` enforces of a fleet-wide `limit`. */
+export function shareOf(limit: number, fleetSize: number): number {
+  return Math.max(1, Math.ceil(limit / Math.max(1, fleetSize)));
+}
+
+export interface KeyCount {
+  readonly ruleId: string;
+  readonly key: string;
+  readonly count: number;
+}
 
 export class SharedRateLimits {
   readonly limiter: SlidingWindowLimiter;
+  /** Live instances of the site, as the hub last said; 1 when alone or out of touch. */
+  fleetSize = 1;
+  /** Hits per rule, then key, since the last `takeKeyCounts`. */
+  private hits = new Map<string, Map<string, number>>();
+  private reportedKeys = 0;
+  private readonly evaluatorView: RateLimiter;
 
   constructor(capacity: number) {
     this.limiter = new SlidingWindowLimiter({ capacity });
+    this.evaluatorView = { series: (ruleId, windowMs) => this.series(ruleId, windowMs) };
   }
 
   /** The limiter every evaluator uses (the same one, whatever its snapshot). */
   forEvaluator(): RateLimiter {
-    return this.limiter;
+    return this.evaluatorView;
+  }
+
+  /** The hits counted since the last call, for the next report batch. */
+  takeKeyCounts(): KeyCount[] {
+    const out: KeyCount[] = [];
+    for (const [ruleId, keys] of this.hits)
+      for (const [key, count] of keys) out.push({ ruleId, key, count });
+    this.hits = new Map();
+    this.reportedKeys = 0;
+    return out;
+  }
+
+  private series(ruleId: string, windowMs: number): RateLimitSeries {
+    const inner = this.limiter.series(ruleId, windowMs);
+    return {
+      hit: (key: string, limit: number, now: number): RateLimitState => {
+        this.note(ruleId, key);
+        return inner.hit(key, shareOf(limit, this.fleetSize), now);
+      },
+    };
+  }
+
+  private note(ruleId: string, key: string): void {
+    let keys = this.hits.get(ruleId);
+    if (keys === undefined) {
+      keys = new Map();
+      this.hits.set(ruleId, keys);
+    }
+    const count = keys.get(key);
+    if (count !== undefined) keys.set(key, count + 1);
+    else if (this.reportedKeys < MAX_REPORTED_KEYS) {
+      keys.set(key, 1);
+      this.reportedKeys++;
+    }
   }
 }

@@ -2,8 +2,10 @@
  * Sends report batches in the background; never on the request path.
  *
  * - A batch is sent when `reportBatchSize` events are waiting (checked after the request that
- *   filled it, on a later turn) or every `reportIntervalMs` when anything is pending (counts
- *   included). One batch is in flight at a time; while it is, events keep queueing (bounded).
+ *   filled it, on a later turn), within {@link URGENT_FLUSH_MS} of a signal or a refusal (what
+ *   the hub's detectors act on: an attack is answered in seconds, not an interval), or every
+ *   `reportIntervalMs` when anything is pending (counts included). One batch is in flight at a
+ *   time; while it is, events keep queueing (bounded).
  * - Body: JSON, gzip-compressed (`Content-Encoding: gzip`), `Authorization: Bearer <site key>`.
  * - Failures: network errors and 5xx/408/429 are retried up to `reportMaxAttempts` with
  *   exponential backoff and full jitter; `Retry-After` on 429/503 is honoured (capped at 5
@@ -27,9 +29,14 @@ import type { RampartConfig } from '../config/options.js';
 import { describeError, type GuardedLogger } from '../logging/logger.js';
 import { backoffDelay, retryAfterMs } from '../retry/backoff.js';
 import type { Stats } from '../stats/stats.js';
-import type { CountEntry, ReportEvent, ReportQueue } from './report-queue.js';
+import type { KeyCount } from '../rate-limit/rule-keyed-limiter.js';
+import type { CountEntry, ReportEvent, ReportQueue, SignalEvent } from './report-queue.js';
 
 const gzip = promisify(gzipCallback);
+/** How soon after a signal or a refusal its batch is sent (the events of that time together). */
+export const URGENT_FLUSH_MS = 250;
+/** Signals per batch at most (the hub takes 10 000). */
+const MAX_SIGNALS_PER_BATCH = 5000;
 const REQUEST_TIMEOUT_MS = 15_000;
 const MAX_RETRY_AFTER_MS = 5 * 60_000;
 const USER_AGENT = 'rampart-waf-client/0.1.0';
@@ -50,6 +57,11 @@ export interface ReportBatch {
   readonly dropped: number;
   readonly counts: readonly CountEntry[];
   readonly events: readonly (Omit<ReportEvent, 'time'> & { time: string })[];
+  readonly signals: readonly (Omit<SignalEvent, 'time'> & { time: string })[];
+  /** Hits per (rate-limit rule, key) in the period, for the hub's fleet-wide limits. */
+  readonly rateLimitKeys: readonly KeyCount[];
+  /** Requests per client address in the period, for the hub's request-rate detection. */
+  readonly addressCounts: readonly { ip: string; count: number }[];
 }
 
 type SendResult = 'sent' | 'retry' | 'drop' | 'stop';
@@ -62,6 +74,7 @@ export class ReportFlusher {
   private wake: (() => void) | undefined;
   private closeDeadline = Number.POSITIVE_INFINITY;
   private flushSoon = false;
+  private urgent: NodeJS.Timeout | undefined;
   /** Aborts requests in flight when `close()` runs out of time. */
   private readonly closeAbort = new AbortController();
 
@@ -71,6 +84,7 @@ export class ReportFlusher {
     private readonly stats: Stats,
     private readonly logger: GuardedLogger,
     private readonly snapshotVersion: () => number | null,
+    private readonly keyCounts: () => KeyCount[] = () => [],
   ) {}
 
   start(): void {
@@ -93,6 +107,16 @@ export class ReportFlusher {
     }).unref();
   }
 
+  /** Called after a signal or a refusal was queued: a flush within {@link URGENT_FLUSH_MS}. */
+  notifyUrgent(): void {
+    if (this.urgent !== undefined || this.stopped) return;
+    this.urgent = setTimeout(() => {
+      this.urgent = undefined;
+      this.flush();
+    }, URGENT_FLUSH_MS);
+    this.urgent.unref();
+  }
+
   /** Sends what is pending, batch after batch; concurrent calls share the run. */
   flush(): Promise<void> {
     if (this.stopped) return Promise.resolve();
@@ -107,6 +131,7 @@ export class ReportFlusher {
     if (this.closing) return this.flushing;
     this.closing = true;
     clearInterval(this.timer);
+    clearTimeout(this.urgent);
     this.closeDeadline = Date.now() + this.config.closeTimeoutMs;
     this.wake?.(); // a retry wait in progress now honours the deadline
     const deadline = setTimeout(() => this.closeAbort.abort(), this.config.closeTimeoutMs);
@@ -153,11 +178,12 @@ export class ReportFlusher {
   }
 
   private pending(): boolean {
-    return this.queue.size > 0 || this.queue.hasCounts;
+    return this.queue.size > 0 || this.queue.hasCounts || this.queue.signalCount > 0;
   }
 
   private async sendNextBatch(): Promise<void> {
     const events = this.queue.take(this.config.reportBatchSize);
+    const signals = this.queue.takeSignals(MAX_SIGNALS_PER_BATCH);
     const counts = this.queue.takeCounts();
     const dropped = this.queue.droppedSinceBatch;
     this.queue.droppedSinceBatch = 0;
@@ -175,12 +201,16 @@ export class ReportFlusher {
       dropped,
       counts,
       events: events.map((e) => ({ ...e, time: new Date(e.time).toISOString() })),
+      signals: signals.map((e) => ({ ...e, time: new Date(e.time).toISOString() })),
+      rateLimitKeys: this.keyCounts(),
+      addressCounts: this.queue.takeAddressCounts(),
     };
     const body = await gzip(JSON.stringify(batch));
     for (let attempt = 1; ; attempt++) {
       const { result, waitMs } = await this.post(body);
       if (result === 'sent') {
         this.stats.reports.sent += events.length;
+        this.stats.reports.signalsSent += signals.length;
         this.stats.reports.batchesSent++;
         return;
       }
@@ -192,9 +222,9 @@ export class ReportFlusher {
           if (!this.closing || Date.now() < this.closeDeadline) continue;
         }
       }
-      // Given up: the events are lost, the counts go back for the next batch.
+      // Given up: the events and signals are lost, the counts go back for the next batch.
       this.stats.reports.batchesFailed++;
-      this.stats.reports.dropped += events.length;
+      this.stats.reports.dropped += events.length + signals.length;
       if (result !== 'stop') {
         this.queue.mergeCounts(counts);
         this.queue.droppedSinceBatch += dropped + events.length;

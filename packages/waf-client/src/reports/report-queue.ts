@@ -57,6 +57,24 @@ export interface ReportEvent {
   readonly sampled: boolean;
 }
 
+/** What only the app knows about a request (`rampart.signal`): never sampled. */
+export type SignalKind = 'login_failed' | 'login_succeeded';
+
+export interface SignalEvent {
+  readonly kind: SignalKind;
+  readonly requestId: string;
+  /** Epoch milliseconds. */
+  readonly time: number;
+  readonly ip: string;
+  readonly path: string;
+  readonly userAgent: string;
+  /** HMAC-SHA256 of the account under the site's signal key (hex); null without one. */
+  readonly account: string | null;
+}
+
+/** Distinct client addresses counted per report period at most; further new ones are not. */
+export const MAX_COUNTED_ADDRESSES = 5000;
+
 export interface CountEntry {
   readonly action: ReportAction;
   readonly mode: 'enforce' | 'monitor';
@@ -84,9 +102,42 @@ export class ReportQueue {
   /** Events dropped since the last batch was taken (reported in the batch). */
   droppedSinceBatch = 0;
   periodStart = Date.now();
+  private signals: SignalEvent[] = [];
+  /** Requests per client address since the last batch (what request-rate detection reads). */
+  private addresses = new Map<string, number>();
 
   constructor(readonly capacity: number) {
     this.ring = new Array(capacity);
+  }
+
+  get signalCount(): number {
+    return this.signals.length;
+  }
+
+  /** Queues a signal; false (dropped, counted by the caller) when `capacity` are waiting. */
+  pushSignal(signal: SignalEvent): boolean {
+    if (this.signals.length >= this.capacity) return false;
+    this.signals.push(signal);
+    return true;
+  }
+
+  /** Removes and returns up to `max` of the oldest signals. */
+  takeSignals(max: number): SignalEvent[] {
+    return this.signals.splice(0, max);
+  }
+
+  /** Counts one request of `ip` (bounded: see {@link MAX_COUNTED_ADDRESSES}). */
+  countAddress(ip: string): void {
+    const n = this.addresses.get(ip);
+    if (n !== undefined) this.addresses.set(ip, n + 1);
+    else if (this.addresses.size < MAX_COUNTED_ADDRESSES) this.addresses.set(ip, 1);
+  }
+
+  /** Removes and returns the requests per address counted since the last call. */
+  takeAddressCounts(): { ip: string; count: number }[] {
+    const out = [...this.addresses].map(([ip, count]) => ({ ip, count }));
+    this.addresses = new Map();
+    return out;
   }
 
   get size(): number {

@@ -23,6 +23,9 @@ export interface Stats {
     queued: number;
     /** Events delivered to the report URL. */
     sent: number;
+    /** Signals (`rampart.signal`) queued, and delivered. */
+    signals: number;
+    signalsSent: number;
     /** Events lost: queue full, batch given up after retries, or reporting stopped. */
     dropped: number;
     batchesSent: number;
@@ -93,6 +96,8 @@ export function newStats(): Stats {
     reports: {
       queued: 0,
       sent: 0,
+      signals: 0,
+      signalsSent: 0,
       dropped: 0,
       batchesSent: 0,
       batchesFailed: 0,
