@@ -112,6 +112,7 @@ export async function createDemoApp(options: DemoAppOptions): Promise<DemoApp> {
       database,
       session,
       decoyHash: decoyHash(options.passwordParams),
+      loginSignals: waf ? (req, kind, account) => waf.signal(req, kind, account) : undefined,
       extra: options.extraRoutes,
     }),
   );

@@ -27,6 +27,7 @@ import type { RampartRequestInfo } from './middleware/request-info.js';
 import { SharedRateLimits } from './rate-limit/rule-keyed-limiter.js';
 import { ReportFlusher } from './reports/report-flusher.js';
 import { ReportQueue } from './reports/report-queue.js';
+import { AppSignals, type SignalDetails, type SignalKind } from './signals/app-signals.js';
 import { newStats, type Stats } from './stats/stats.js';
 import { ActiveSnapshot } from './sync/active-snapshot.js';
 import { SnapshotStore } from './sync/snapshot-store.js';
@@ -38,6 +39,8 @@ export type {
   RampartFastifyPlugin,
   RampartOptions,
   RampartRequestInfo,
+  SignalDetails,
+  SignalKind,
   Stats as RampartStats,
 };
 
@@ -57,6 +60,13 @@ export interface Rampart {
   ) => void;
   /** Fastify plugin (`fastify.register(rampart.fastifyPlugin)`), applies to the whole app. */
   readonly fastifyPlugin: RampartFastifyPlugin;
+  /**
+   * Reports what only the app knows about `req`, such as `'login_failed'` or
+   * `'login_succeeded'` with the `account` tried: the hub's credential-stuffing detectors count
+   * these. The account leaves the process only as an HMAC under the site's key. Never sampled,
+   * never waits; sent within a quarter second. Throws only for an unknown kind.
+   */
+  signal(req: IncomingMessage, kind: SignalKind, details?: SignalDetails): void;
   /** Resolves once the first snapshot is in use or the initial sync gave up (fail mode then applies). */
   ready(): Promise<void>;
   /** Stops syncing, flushes reports (bounded by `closeTimeoutMs`), releases the snapshot. Idempotent. */
@@ -76,21 +86,28 @@ export function createRampart(options: RampartOptions = {}): Rampart {
   const queue = new ReportQueue(config.reportQueueSize);
   const on = config.mode !== 'off';
   const flusher = on
-    ? new ReportFlusher(config, queue, stats, logger, () => active.current?.version ?? null)
+    ? new ReportFlusher(
+        config,
+        queue,
+        stats,
+        logger,
+        () => active.current?.version ?? null,
+        () => limits.takeKeyCounts(),
+      )
     : null;
   const sync = on
-    ? new SnapshotSync(config, new SnapshotStore(config.dataDir, logger), active, stats, logger)
+    ? new SnapshotSync(
+        config,
+        new SnapshotStore(config.dataDir, logger),
+        active,
+        stats,
+        logger,
+        (size) => limits.heardFleetSize(size),
+      )
     : null;
-  const handler = new RequestHandler(
-    config,
-    new TrustedProxies(config.trustedProxies),
-    active,
-    queue,
-    flusher,
-    stats,
-    logger,
-    sync,
-  );
+  const proxies = new TrustedProxies(config.trustedProxies);
+  const signals = new AppSignals(proxies, active, queue, flusher, stats);
+  const handler = new RequestHandler(config, proxies, active, queue, flusher, stats, logger, sync);
 
   flusher?.start();
   const ready = sync ? sync.start() : Promise.resolve();
@@ -102,6 +119,7 @@ export function createRampart(options: RampartOptions = {}): Rampart {
     middleware: createConnectMiddleware(handler, batched),
     fastifyPlugin: createFastifyPlugin(handler, batched),
     config: Object.freeze({ ...config, siteKey: config.siteKey ? '[redacted]' : '' }),
+    signal: (req, kind, details) => signals.signal(req, kind, details),
     ready: () => ready,
     close: () => {
       closing ??= (async () => {

@@ -14,7 +14,7 @@ import {
 import { HealthController } from '../controllers/health-controller.js';
 import { HomeController } from '../controllers/home-controller.js';
 import { ProductsController } from '../controllers/products-controller.js';
-import { SessionsController } from '../controllers/sessions-controller.js';
+import { type LoginSignals, SessionsController } from '../controllers/sessions-controller.js';
 import type { Database } from '../db/database.js';
 import { provideCsrfToken, verifyCsrf } from '../middleware/csrf.js';
 import { securityHeaders } from '../middleware/security-headers.js';
@@ -27,6 +27,8 @@ export interface RouteDependencies {
   readonly session: SessionOptions;
   /** A hash to verify against for unknown e-mails (see `SessionsController`). */
   readonly decoyHash: Promise<string>;
+  /** Where login outcomes go (the WAF's signals); none without a WAF. */
+  readonly loginSignals?: LoginSignals;
   /** Extra machine routes (no session), mounted before the page routes. */
   readonly extra?: Router;
 }
@@ -38,7 +40,7 @@ export function routes(deps: RouteDependencies): Router {
   const products = new ProductModel(deps.database.db);
   const home = new HomeController(products);
   const catalogue = new ProductsController(products);
-  const sessions = new SessionsController(users, deps.decoyHash);
+  const sessions = new SessionsController(users, deps.decoyHash, deps.loginSignals);
   const account = new AccountController(users);
   const health = new HealthController(deps.database);
   const form = express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 20 });

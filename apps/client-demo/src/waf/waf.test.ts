@@ -122,6 +122,8 @@ describe.each([['off'], ['monitor'], ['enforce']] as [Mode][])('the WAF in %s mo
       }
     }
     expect(statuses).toEqual(mode === 'enforce' ? [401, 401, 429] : [401, 401, 401]);
+    // The app told the WAF of each failed login it answered (not of the one the WAF refused).
+    expect(server.demo.waf?.stats().reports.signals).toBe(2 + (mode === 'enforce' ? 0 : 1));
   });
 
   it('never blocks on a monitor-mode rule', async () => {

@@ -23,6 +23,8 @@ export interface Waf {
   readonly middleware: Rampart['middleware'];
   /** What the middleware left on the request (`req.rampart`), if it ran. */
   outcome(req: Request): WafOutcome | undefined;
+  /** Tells the hub how a login went (`rampart.signal`), the account only as a keyed hash. */
+  signal(req: Request, kind: 'login_failed' | 'login_succeeded', account: string): void;
   /** Resolves once the first snapshot is in use or the first sync gave up. */
   ready(): Promise<void>;
   stats(): RampartStats;
@@ -37,6 +39,7 @@ export function createWaf(options: RampartOptions = {}): Waf {
     mode: client.config.mode,
     middleware: client.middleware,
     outcome: (req) => req.rampart,
+    signal: (req, kind, account) => client.signal(req, kind, { account }),
     ready: () => client.ready(),
     stats: () => client.stats(),
     close: () => client.close(),

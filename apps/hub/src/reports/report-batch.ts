@@ -178,7 +178,8 @@ export function parseReportBatch(raw: unknown): ParsedBatch {
     (item, at) => ({
       requestId: read.text(item, 'requestId', at, LIMITS.text.id),
       time: read.time(item, 'time', at),
-      ip: read.text(item, 'ip', at, LIMITS.text.ip),
+      // Empty when the client could not tell the address (a broken request): still counted.
+      ip: read.text(item, 'ip', at, LIMITS.text.ip, undefined, undefined, true),
       method: read.text(item, 'method', at, LIMITS.text.method),
       host: read.text(item, 'host', at, LIMITS.text.host, undefined, undefined, true),
       path: read.text(item, 'path', at, LIMITS.text.path, undefined, undefined, true),
@@ -227,7 +228,7 @@ export function parseReportBatch(raw: unknown): ParsedBatch {
       kind: read.choice(item, 'kind', at, SIGNAL_KINDS),
       requestId: read.text(item, 'requestId', at, LIMITS.text.id),
       time: read.time(item, 'time', at),
-      ip: read.text(item, 'ip', at, LIMITS.text.ip),
+      ip: read.text(item, 'ip', at, LIMITS.text.ip, undefined, undefined, true),
       path: read.text(item, 'path', at, LIMITS.text.path, undefined, undefined, true),
       userAgent: read.text(
         item,

@@ -221,6 +221,7 @@ export class RequestHandler {
       return;
     }
     this.queue.count(action, mode, decision?.ruleId ?? null, outcome);
+    this.queue.countAddress(info.clientIp);
     const sampled = !important;
     if (sampled && !(this.config.passSampleRate > 0 && Math.random() < this.config.passSampleRate))
       return;
@@ -245,6 +246,8 @@ export class RequestHandler {
     });
     if (accepted) {
       this.stats.reports.queued++;
+      // A refusal or a monitored match is what the hub's detectors act on: sent within 250 ms.
+      if (important) this.flusher.notifyUrgent();
       this.flusher.notify();
     } else {
       this.stats.reports.dropped++;

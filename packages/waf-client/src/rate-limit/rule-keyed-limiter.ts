@@ -28,6 +28,12 @@ import type {
 } from '@rampart/rules-core/evaluator/rate-limiter';
 import { SlidingWindowLimiter } from '@rampart/rules-core/evaluator/rate-limiter';
 
+/**
+ * How long a fleet size the hub told is believed. A blocking poll is answered at least every 30 s
+ * by default, so three missed answers mean the client is cut off: it then enforces whole limits.
+ */
+export const FLEET_SIZE_TRUST_MS = 90_000;
+
 /** Hits per (rule, key) a report period keeps at most; further new keys are not reported. */
 export const MAX_REPORTED_KEYS = 10_000;
 
@@ -44,8 +50,8 @@ export interface KeyCount {
 
 export class SharedRateLimits {
   readonly limiter: SlidingWindowLimiter;
-  /** Live instances of the site, as the hub last said; 1 when alone or out of touch. */
-  fleetSize = 1;
+  private fleet = 1;
+  private fleetHeardAt = Number.NEGATIVE_INFINITY;
   /** Hits per rule, then key, since the last `takeKeyCounts`. */
   private hits = new Map<string, Map<string, number>>();
   private reportedKeys = 0;
@@ -54,6 +60,20 @@ export class SharedRateLimits {
   constructor(capacity: number) {
     this.limiter = new SlidingWindowLimiter({ capacity });
     this.evaluatorView = { series: (ruleId, windowMs) => this.series(ruleId, windowMs) };
+  }
+
+  /**
+   * Records the live instances the hub counted (null: it did not say, as an older hub; then the
+   * whole limit applies). Called with every sync answer.
+   */
+  heardFleetSize(size: number | null, now = Date.now()): void {
+    this.fleet = size !== null && Number.isSafeInteger(size) && size >= 1 ? size : 1;
+    this.fleetHeardAt = now;
+  }
+
+  /** The fleet size in force at `now`: the hub's, or 1 when it has not spoken for a while. */
+  fleetSizeAt(now: number): number {
+    return now - this.fleetHeardAt <= FLEET_SIZE_TRUST_MS ? this.fleet : 1;
   }
 
   /** The limiter every evaluator uses (the same one, whatever its snapshot). */
@@ -76,7 +96,7 @@ export class SharedRateLimits {
     return {
       hit: (key: string, limit: number, now: number): RateLimitState => {
         this.note(ruleId, key);
-        return inner.hit(key, shareOf(limit, this.fleetSize), now);
+        return inner.hit(key, shareOf(limit, this.fleetSizeAt(now)), now);
       },
     };
   }

@@ -27,9 +27,9 @@ import { promisify } from 'node:util';
 import { gzip as gzipCallback } from 'node:zlib';
 import type { RampartConfig } from '../config/options.js';
 import { describeError, type GuardedLogger } from '../logging/logger.js';
+import type { KeyCount } from '../rate-limit/rule-keyed-limiter.js';
 import { backoffDelay, retryAfterMs } from '../retry/backoff.js';
 import type { Stats } from '../stats/stats.js';
-import type { KeyCount } from '../rate-limit/rule-keyed-limiter.js';
 import type { CountEntry, ReportEvent, ReportQueue, SignalEvent } from './report-queue.js';
 
 const gzip = promisify(gzipCallback);

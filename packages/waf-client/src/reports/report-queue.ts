@@ -128,6 +128,7 @@ export class ReportQueue {
 
   /** Counts one request of `ip` (bounded: see {@link MAX_COUNTED_ADDRESSES}). */
   countAddress(ip: string): void {
+    if (ip === '') return;
     const n = this.addresses.get(ip);
     if (n !== undefined) this.addresses.set(ip, n + 1);
     else if (this.addresses.size < MAX_COUNTED_ADDRESSES) this.addresses.set(ip, 1);

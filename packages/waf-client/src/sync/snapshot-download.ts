@@ -33,8 +33,11 @@ export const PROTOCOL_HEADER = 'x-rampart-protocol';
 /** What the hub said about holding the request: `held`, `busy`, or nothing (it did not hold). */
 export type PollMarker = 'held' | 'busy' | 'none';
 
+/** Live instances of the site, as the hub said (`X-Rampart-Fleet-Size`); null when it did not. */
+export type FleetSize = number | null;
+
 export type PollResult =
-  | { readonly kind: 'not_modified'; readonly poll: PollMarker }
+  | { readonly kind: 'not_modified'; readonly poll: PollMarker; readonly fleetSize: FleetSize }
   | { readonly kind: 'unauthorized'; readonly status: number }
   /** The hub does not know the version lookup: poll `GET /v1/snapshot`. */
   | { readonly kind: 'no_lookup' }
@@ -50,6 +53,7 @@ export type PollResult =
       /** Why a delta offered was not used, when it was not. */
       readonly deltaError: string | null;
       readonly poll: PollMarker;
+      readonly fleetSize: FleetSize;
     }
   /** The hub's current file is already in the data directory. */
   | {
@@ -57,6 +61,7 @@ export type PollResult =
       readonly sha256: string;
       readonly version: number;
       readonly poll: PollMarker;
+      readonly fleetSize: FleetSize;
     };
 
 export class DownloadError extends Error {
@@ -114,7 +119,8 @@ async function pollWhole(
 ): Promise<PollResult> {
   const response = await exchange.get(pollPath('/v1/snapshot', request.waitMs), true);
   const poll = markerOf(response);
-  if (response.status === 304) return { kind: 'not_modified', poll };
+  const fleetSize = fleetSizeOf(response);
+  if (response.status === 304) return { kind: 'not_modified', poll, fleetSize };
   const refused = await refusal(response);
   if (refused) return refused;
   if (response.status !== 200) throw await unexpected(response);
@@ -129,14 +135,23 @@ async function pollWhole(
   if (request.current?.sha256 === sha256) {
     // The hub ignored If-None-Match (a proxy in between?); the content is the one we run.
     await discard(response);
-    return { kind: 'not_modified', poll };
+    return { kind: 'not_modified', poll, fleetSize };
   }
   if (await store.exists(sha256)) {
     await discard(response);
-    return { kind: 'present', sha256, version, poll };
+    return { kind: 'present', sha256, version, poll, fleetSize };
   }
   const saved = await saveWhole(response, store, sha256, exchange);
-  return { kind: 'downloaded', sha256, version, ...saved, via: 'full', deltaError: null, poll };
+  return {
+    kind: 'downloaded',
+    sha256,
+    version,
+    ...saved,
+    via: 'full',
+    deltaError: null,
+    poll,
+    fleetSize,
+  };
 }
 
 /** `GET /v1/snapshot/version`, then the delta or the whole file it names. */
@@ -147,7 +162,8 @@ async function lookUp(
 ): Promise<PollResult> {
   const response = await exchange.get(pollPath('/v1/snapshot/version', request.waitMs), true);
   const poll = markerOf(response);
-  if (response.status === 304) return { kind: 'not_modified', poll };
+  const fleetSize = fleetSizeOf(response);
+  if (response.status === 304) return { kind: 'not_modified', poll, fleetSize };
   const refused = await refusal(response);
   if (refused) return refused;
   if (response.status === 404 && !response.headers.has(PROTOCOL_HEADER)) {
@@ -157,14 +173,23 @@ async function lookUp(
   if (response.status !== 200) throw await unexpected(response);
   const answer = parseVersionAnswer(await readLimited(response, MAX_LOOKUP_BYTES, exchange));
   const { sha256, version } = answer;
-  if (request.current?.sha256 === sha256) return { kind: 'not_modified', poll };
-  if (await store.exists(sha256)) return { kind: 'present', sha256, version, poll };
+  if (request.current?.sha256 === sha256) return { kind: 'not_modified', poll, fleetSize };
+  if (await store.exists(sha256)) return { kind: 'present', sha256, version, poll, fleetSize };
   let deltaError: string | null = null;
   const base = request.current;
   if (request.deltas && answer.delta && base && answer.delta.from === base.sha256) {
     try {
       const saved = await fetchDelta(answer.delta.url, base.sha256, sha256, store, exchange);
-      return { kind: 'downloaded', sha256, version, ...saved, via: 'delta', deltaError, poll };
+      return {
+        kind: 'downloaded',
+        sha256,
+        version,
+        ...saved,
+        via: 'delta',
+        deltaError,
+        poll,
+        fleetSize,
+      };
     } catch (error) {
       request.signal.throwIfAborted();
       deltaError = asDownloadError(error, exchange.signal, 'delta').message;
@@ -175,7 +200,16 @@ async function lookUp(
   if (wholeRefused) return wholeRefused;
   if (whole.status !== 200) throw await unexpected(whole);
   const saved = await saveWhole(whole, store, sha256, exchange);
-  return { kind: 'downloaded', sha256, version, ...saved, via: 'full', deltaError, poll };
+  return {
+    kind: 'downloaded',
+    sha256,
+    version,
+    ...saved,
+    via: 'full',
+    deltaError,
+    poll,
+    fleetSize,
+  };
 }
 
 /**
@@ -246,6 +280,13 @@ function parseVersionAnswer(body: Buffer): VersionAnswer {
 /** The request's path with `?wait=` when the hub may hold it. */
 function pollPath(path: string, waitMs: number): string {
   return waitMs > 0 ? `${path}?wait=${Math.round(waitMs)}ms` : path;
+}
+
+/** The hub's `X-Rampart-Fleet-Size`: a whole number from 1, else null (an older hub). */
+export function fleetSizeOf(response: Response): FleetSize {
+  const raw = response.headers.get('x-rampart-fleet-size');
+  if (raw === null || !/^[1-9][0-9]{0,6}$/.test(raw)) return null;
+  return Number(raw);
 }
 
 function markerOf(response: Response): PollMarker {

@@ -41,7 +41,7 @@ import { backoffDelay, jittered } from '../retry/backoff.js';
 import type { Stats } from '../stats/stats.js';
 import type { ActiveSnapshot, InstalledSnapshot } from './active-snapshot.js';
 import { PollWorker } from './poll-worker.js';
-import { DownloadError, type PollResult } from './snapshot-download.js';
+import { DownloadError, type FleetSize, type PollResult } from './snapshot-download.js';
 import { type SnapshotStore, siteFingerprint } from './snapshot-store.js';
 
 const MIN_NUDGE_SPACING_MS = 1000;
@@ -76,6 +76,8 @@ export class SnapshotSync {
     private readonly active: ActiveSnapshot,
     private readonly stats: Stats,
     private readonly logger: GuardedLogger,
+    /** Hears the live-instance count of every answer that carries one (fleet-wide limits). */
+    private readonly onFleetSize: (size: FleetSize) => void = () => {},
   ) {
     this.site = siteFingerprint(config.siteKey);
     this.poller = new PollWorker(store.dataDir);
@@ -174,7 +176,10 @@ export class SnapshotSync {
         );
         result = await this.request(current, waitMs);
       }
-      if ('poll' in result) this.noteHolding(result.poll, waitMs, Date.now() - startedAt);
+      if ('poll' in result) {
+        this.noteHolding(result.poll, waitMs, Date.now() - startedAt);
+        this.onFleetSize(result.fleetSize);
+      }
       switch (result.kind) {
         case 'not_modified':
           break;

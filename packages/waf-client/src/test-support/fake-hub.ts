@@ -52,6 +52,8 @@ export interface FakeHub {
   kept: SnapshotBytes[];
   /** Whether polls with `?wait=` are held (see the module doc). */
   holds: boolean;
+  /** Sent as `X-Rampart-Fleet-Size` with every poll answer; null sends none (an older hub). */
+  fleetSize: number | null;
   misbehave: Misbehaviour;
   /** Every request received, in order. */
   readonly requests: SeenRequest[];
@@ -91,6 +93,7 @@ export async function startFakeHub(
     snapshot,
     kept: [],
     holds: false,
+    fleetSize: null,
     misbehave: { kind: 'none' },
     requests,
     polls: () => requests.filter((r) => POLLS.has(r[':path'].split('?')[0] ?? '')),
@@ -188,6 +191,8 @@ export async function startFakeHub(
     if (m.kind === 'status') return void res.writeHead(m.status, m.headers ?? {}).end();
     if (POLLS.has(path)) await holdPoll(req, res);
     if (res.destroyed) return;
+    if (POLLS.has(path) && hub.fleetSize !== null)
+      res.setHeader('x-rampart-fleet-size', String(hub.fleetSize));
     const current = hub.snapshot;
     if (!current) return void res.writeHead(404).end();
     const etag = `"${announced(current)}"`;

@@ -16,6 +16,8 @@ export interface ReportReceiver {
   readonly url: string;
   /** Batches answered 2xx, parsed. */
   readonly batches: ReportBatch[];
+  /** The raw (gzip) bodies of those batches, as they crossed the wire. */
+  readonly bodies: Buffer[];
   /** Every attempt: status answered, time received, headers. */
   readonly attempts: {
     status: number;
@@ -35,6 +37,7 @@ export async function startReportReceiver(): Promise<ReportReceiver> {
   const receiver: ReportReceiver = {
     url: '',
     batches: [],
+    bodies: [],
     attempts: [],
     script: [],
     close: () =>
@@ -57,7 +60,10 @@ export async function startReportReceiver(): Promise<ReportReceiver> {
         authorization: req.headers.authorization,
         contentType: req.headers['content-type'],
       });
-      if (answer.status >= 200 && answer.status < 300) receiver.batches.push(batch);
+      if (answer.status >= 200 && answer.status < 300) {
+        receiver.batches.push(batch);
+        receiver.bodies.push(Buffer.concat(chunks));
+      }
       res.writeHead(answer.status, answer.headers ?? {}).end();
     });
   });

@@ -26,11 +26,15 @@ export function temporaryDirectory(prefix = 'rampart-client-'): { dir: string; r
 }
 
 /** A snapshot of `rules` at `version`, as the bytes the hub would serve. */
-export function buildSnapshot(rules: unknown[], version: number): SnapshotBytes {
+export function buildSnapshot(
+  rules: unknown[],
+  version: number,
+  options: { readonly signalKey?: string } = {},
+): SnapshotBytes {
   const { dir, remove } = temporaryDirectory('rampart-build-');
   try {
     const path = join(dir, 'snapshot.sqlite');
-    writeSnapshot(path, { ruleSet: parseRuleSet({ rules }), version });
+    writeSnapshot(path, { ruleSet: parseRuleSet({ rules }), version, ...options });
     const bytes = readFileSync(path);
     return { bytes, sha256: sha256(bytes), version };
   } finally {
