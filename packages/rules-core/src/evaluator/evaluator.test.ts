@@ -479,6 +479,31 @@ describe('rate limits', () => {
     snapshot.close();
   });
 
+  it('counts only the addresses a rule names in ranges, when it names any', async () => {
+    const { evaluator, snapshot } = await evaluatorFor([
+      {
+        id: 'one-attacker',
+        type: 'rate_limit',
+        key: { kind: 'ip' },
+        windowSeconds: 60,
+        limit: 1,
+        ranges: ['203.0.113.0/28', '2001:db8::1'],
+      },
+    ]);
+    const now = Date.parse('2026-01-01T00:00:10Z');
+    for (const ip of ['203.0.113.15', '2001:db8::1']) {
+      expect(evaluator.evaluate(request({ ip }), now).action).toBe('pass');
+      expect(evaluator.evaluate(request({ ip }), now).action).toBe('rate_limit');
+    }
+    for (const ip of ['203.0.113.16', '2001:db8::2', 'not-an-address'])
+      for (let i = 0; i < 3; i++) {
+        const decision = evaluator.evaluate(request({ ip }), now);
+        expect(decision.action).toBe('pass');
+        expect(decision.rateLimit).toBeNull(); // not counted at all
+      }
+    snapshot.close();
+  });
+
   it('counts long header and path keys apart and together as they are, storing them bounded', async () => {
     const snapshot = await openFixture(tmp.dir, {
       rules: [

@@ -29,7 +29,8 @@
  * range rule and no pattern rule, most of them, skips the allow and block stages.
  */
 import { createHash } from 'node:crypto';
-import { parseIpInto } from '../ip/address.js';
+import { type IpAddress, ipToBigInt, parseIp, parseIpInto } from '../ip/address.js';
+import { type IpRange, parseIpRange, rangeContains } from '../ip/range.js';
 import {
   labelSetCount,
   labelsOfSet,
@@ -91,6 +92,8 @@ interface CompiledRateLimit extends CompiledRule {
    * shares one limiter between the evaluators it swaps), and changing the window starts afresh.
    */
   readonly series: RateLimitSeries;
+  /** The addresses that count (`ranges`), null for every address. */
+  readonly ranges: readonly IpRange[] | null;
   /** The rule's position in the condition index, -1 for a rule without conditions (every request). */
   readonly indexed: number;
   /**
@@ -192,6 +195,7 @@ export class Evaluator {
           rule: c.rule,
           indexed: conditions.length > 0 ? indexed.length - 1 : -1,
           methods: c.rule.methods?.length ? [...new Set(c.rule.methods)] : null,
+          ranges: c.rule.ranges ? c.rule.ranges.flatMap((text) => parseIpRange(text)) : null,
           series: this.limiter.series(c.rule.id, c.rule.windowSeconds * 1000),
         },
       ];
@@ -335,6 +339,7 @@ export class Evaluator {
       }
       if (r.expiresAtMs <= run.now) continue;
       if (r.methods && !r.methods.includes(view.method())) continue;
+      if (r.ranges && !fromRanges(r.ranges, view.request.ip)) continue;
       const state = r.series.hit(rateLimitKey(r.rule.key, view), r.rule.limit, run.now);
       const info: RateLimitInfo = {
         ruleId: r.rule.id,
@@ -404,6 +409,18 @@ interface EvaluationRun {
   monitoredRateLimit: RateLimitInfo | undefined;
   rateLimit: RateLimitInfo | undefined;
   now: number;
+}
+
+/** Whether `ip` is inside one of `ranges` (false for text that is not an address). */
+function fromRanges(ranges: readonly IpRange[], ip: string): boolean {
+  let address: IpAddress;
+  try {
+    address = parseIp(ip);
+  } catch {
+    return false;
+  }
+  const value = ipToBigInt(address);
+  return ranges.some((range) => rangeContains(range, address.family, value));
 }
 
 function rateLimitKey(key: RateLimitKey, view: RequestView): string {

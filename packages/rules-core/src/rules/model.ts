@@ -98,6 +98,11 @@ export interface RateLimitRule extends RuleBase {
   readonly key: RateLimitKey;
   readonly windowSeconds: number;
   readonly limit: number;
+  /**
+   * Only requests from these addresses count (entries as for ip rules); absent means every
+   * address. What an automatic rate limit of one attacker uses.
+   */
+  readonly ranges?: readonly string[];
 }
 
 export type Rule = IpRule | CountryRule | AsnRule | ReputationRule | PatternRule | RateLimitRule;

@@ -230,6 +230,21 @@ describe('parseRuleSet', () => {
       },
       'methods[0]',
     ],
+    [
+      {
+        id: 'a',
+        type: 'rate_limit',
+        key: { kind: 'ip' },
+        windowSeconds: 1,
+        limit: 1,
+        ranges: ['10.0.0.0/33'],
+      },
+      'ranges[0]',
+    ],
+    [
+      { id: 'a', type: 'rate_limit', key: { kind: 'ip' }, windowSeconds: 1, limit: 1, ranges: [] },
+      'ranges',
+    ],
   ])('rejects %j at field %s', (rule, field) => {
     expect(one(rule).map((i) => i.field)).toContain(field);
   });

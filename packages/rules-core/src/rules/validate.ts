@@ -72,7 +72,7 @@ const KEYS_BY_TYPE: Record<RuleType, readonly string[]> = {
   asn: [...COMMON_KEYS, 'action', 'asns'],
   reputation: [...COMMON_KEYS, 'action', 'lists'],
   pattern: [...COMMON_KEYS, 'action', 'when'],
-  rate_limit: [...COMMON_KEYS, 'when', 'methods', 'key', 'windowSeconds', 'limit'],
+  rate_limit: [...COMMON_KEYS, 'when', 'methods', 'key', 'windowSeconds', 'limit', 'ranges'],
 };
 
 /** Collects issues for one rule; every check reports and returns a usable fallback. */
@@ -299,6 +299,7 @@ function parseTyped(
         key: parseRateLimitKey(raw.key, c),
         windowSeconds: c.integer(raw.windowSeconds, 'windowSeconds', 1, 86_400),
         limit: c.integer(raw.limit, 'limit', 1, 1_000_000_000),
+        ...(raw.ranges === undefined ? {} : { ranges: parseRanges(raw.ranges, c) }),
       };
   }
 }
