@@ -11,6 +11,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { DatabaseService } from '../database/database.service.js';
 import { BuildsTable } from '../database/schema.js';
+import { activeAutomaticRules } from '../detection/automatic-blocks.service.js';
 import { PublicationChannel } from '../publications/publication-channel.js';
 import { SitesService } from '../sites/sites.service.js';
 import { DataDir } from '../storage/data-dir.js';
@@ -116,7 +117,11 @@ export class BuildsService {
       .where('site_id', '=', siteId)
       .orderBy('position')
       .execute();
-    const parsed = rules.map((r) => JSON.parse(r.body) as { type?: string; lists?: string[] });
+    // The site's own rules, then its standing automatic blocks (expired ones drop out here).
+    const parsed = [
+      ...rules.map((r) => JSON.parse(r.body) as { type?: string; lists?: string[] }),
+      ...(await activeAutomaticRules(this.database, siteId)),
+    ];
     const wantedLists = new Set(
       parsed.flatMap((r) => (r.type === 'reputation' ? (r.lists ?? []) : [])),
     );

@@ -152,6 +152,32 @@ export interface SignalMinutesTable {
   count: number;
 }
 
+export interface DetectionSettingsTable {
+  site_id: string;
+  /** The site's whole settings document (every detector), JSON. */
+  body: string;
+  updated_at: string;
+}
+
+export interface AutomaticBlocksTable {
+  id: string;
+  site_id: string;
+  detector: string;
+  /** What is blocked (JSON `BlockSubject`: addresses, an AS, a country, a header value). */
+  subject: string;
+  mode: 'enforce' | 'monitor';
+  action: 'block' | 'rate_limit';
+  /** Counts, window and sample request ids, JSON. */
+  evidence: string;
+  created_at: string;
+  expires_at: string;
+  revoked_at: string | null;
+  /** The allow rule that kept the detector from blocking (never built into a snapshot). */
+  allowed_by: string | null;
+  /** 1 once a build after the expiry dropped it from the snapshot. */
+  expiry_built: number;
+}
+
 export interface MigrationsTable {
   name: string;
   applied_at: string;
@@ -171,4 +197,6 @@ export interface HubSchema {
   traffic_top: TrafficTopTable;
   report_events: ReportEventsTable;
   signal_minutes: SignalMinutesTable;
+  detection_settings: DetectionSettingsTable;
+  automatic_blocks: AutomaticBlocksTable;
 }

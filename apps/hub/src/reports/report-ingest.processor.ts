@@ -2,8 +2,11 @@ import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { Inject, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import type { Job } from 'bullmq';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
+import { AutomaticBlocksService } from '../detection/automatic-blocks.service.js';
+import { DetectionService } from '../detection/detection.service.js';
 import { AddressLabelsService } from './address-labels.js';
 import {
+  EXPIRY_SWEEP_JOB,
   INGEST_BATCH_JOB,
   type IngestBatchJobData,
   REPORT_INGEST_QUEUE,
@@ -26,6 +29,8 @@ export class ReportIngestProcessor extends WorkerHost implements OnApplicationBo
     private readonly store: ReportStore,
     private readonly labels: AddressLabelsService,
     private readonly retention: ReportRetention,
+    private readonly detection: DetectionService,
+    private readonly blocks: AutomaticBlocksService,
     @Inject(HUB_CONFIG) private readonly config: HubConfig,
   ) {
     super();
@@ -49,10 +54,14 @@ export class ReportIngestProcessor extends WorkerHost implements OnApplicationBo
       case INGEST_BATCH_JOB: {
         const { siteId, batch } = job.data;
         const label = await this.labels.labelerFor(siteId);
-        return this.store.ingest(siteId, batch, label);
+        const stored = await this.store.ingest(siteId, batch, label);
+        if (stored) await this.detection.inspect(siteId, batch, label);
+        return stored;
       }
       case RETENTION_JOB:
         return this.retention.trim();
+      case EXPIRY_SWEEP_JOB:
+        return this.blocks.sweepExpired();
       default:
         this.logger.error(`unknown job ${job.name} on ${REPORT_INGEST_QUEUE}`);
         throw new Error(`unknown job ${job.name}`);

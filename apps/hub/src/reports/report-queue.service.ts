@@ -13,6 +13,8 @@ import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { withTimeout } from '../time/with-timeout.js';
 import type { ReportBatch } from './report-batch.js';
 import {
+  EXPIRY_SWEEP_EVERY_MS,
+  EXPIRY_SWEEP_JOB,
   INGEST_BATCH_JOB,
   type IngestBatchJobData,
   REPORT_INGEST_QUEUE,
@@ -47,6 +49,15 @@ export class ReportQueueService implements OnModuleInit {
       ENQUEUE_TIMEOUT_MS,
       'Redis did not accept the retention schedule',
     ).catch(() => undefined); // Redis down at start: the next hub start schedules it
+    await withTimeout(
+      this.queue.upsertJobScheduler(
+        EXPIRY_SWEEP_JOB,
+        { every: EXPIRY_SWEEP_EVERY_MS },
+        { name: EXPIRY_SWEEP_JOB },
+      ),
+      ENQUEUE_TIMEOUT_MS,
+      'Redis did not accept the expiry sweep schedule',
+    ).catch(() => undefined);
   }
 
   /** Queues `batch` of `siteId`; `full` past `HUB_REPORT_QUEUE_MAX` waiting batches. */

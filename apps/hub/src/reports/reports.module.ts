@@ -1,5 +1,6 @@
 import { BullModule } from '@nestjs/bullmq';
 import { Module } from '@nestjs/common';
+import { DetectionModule } from '../detection/detection.module.js';
 import { SitesModule } from '../sites/sites.module.js';
 import { SnapshotsModule } from '../snapshots/snapshots.module.js';
 import { AddressLabelsService } from './address-labels.js';
@@ -13,7 +14,12 @@ import { TrafficController } from './traffic.controller.js';
 
 /** Report ingestion (endpoint, queue, workers, retention) and the traffic it records. */
 @Module({
-  imports: [BullModule.registerQueue({ name: REPORT_INGEST_QUEUE }), SitesModule, SnapshotsModule],
+  imports: [
+    BullModule.registerQueue({ name: REPORT_INGEST_QUEUE }),
+    SitesModule,
+    SnapshotsModule,
+    DetectionModule,
+  ],
   controllers: [ReportsController, TrafficController],
   providers: [
     ReportQueueService,
