@@ -7,10 +7,19 @@
  * Unknown fields are errors: a typo such as `"expires_at"` must not silently drop an expiry.
  */
 import { parseIpRange } from '../ip/range.js';
+import {
+  type IntegerField,
+  isDateTime,
+  PATTERN_FIELD_SPECS,
+  RATE_LIMIT_KEY_HEADER,
+  RATE_LIMIT_KEY_KINDS,
+  RULE_FIELDS,
+  RULE_TYPE_FIELDS,
+  type TextField,
+  textLength,
+} from './fields.js';
 import type {
   Pattern,
-  PatternField,
-  PatternMatch,
   RateLimitKey,
   Rule,
   RuleAction,
@@ -49,31 +58,15 @@ export function describeIssues(issues: readonly RuleIssue[], max = 5): string {
   return lines.join('; ');
 }
 
-const ID_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
-const METHOD_PATTERN = /^[A-Z]{1,20}$/;
-const HEADER_PATTERN = /^[a-z0-9!#$%&'*+.^_`|~-]{1,128}$/;
-const RULE_TYPES: readonly RuleType[] = [
-  'ip',
-  'country',
-  'asn',
-  'reputation',
-  'pattern',
-  'rate_limit',
-];
-const FIELDS: readonly PatternField[] = ['path', 'query', 'user_agent', 'host', 'method', 'header'];
-const MATCHES: readonly PatternMatch[] = ['exact', 'prefix', 'contains', 'regex'];
-const MAX_PATTERN_LENGTH = 4096;
-const MAX_NOTE_LENGTH = 2000;
+const ID_PATTERN = new RegExp(RULE_FIELDS.id.pattern);
+const F = RULE_FIELDS;
+const P = PATTERN_FIELD_SPECS;
 
-const COMMON_KEYS = ['id', 'type', 'mode', 'expiresAt', 'note'];
-const KEYS_BY_TYPE: Record<RuleType, readonly string[]> = {
-  ip: [...COMMON_KEYS, 'action', 'ranges'],
-  country: [...COMMON_KEYS, 'action', 'countries'],
-  asn: [...COMMON_KEYS, 'action', 'asns'],
-  reputation: [...COMMON_KEYS, 'action', 'lists'],
-  pattern: [...COMMON_KEYS, 'action', 'when'],
-  rate_limit: [...COMMON_KEYS, 'when', 'methods', 'key', 'windowSeconds', 'limit', 'ranges'],
-};
+/** The fields each type allows, as `onlyKeys` checks them. */
+const keysOf = (type: RuleType): readonly string[] => [
+  ...RULE_TYPE_FIELDS[type].required,
+  ...RULE_TYPE_FIELDS[type].optional,
+];
 
 /** Collects issues for one rule; every check reports and returns a usable fallback. */
 class RuleChecker {
@@ -82,6 +75,11 @@ class RuleChecker {
     private readonly index: number,
     private readonly ruleId: string | undefined,
   ) {}
+
+  /** Issues recorded so far (of every rule): lets a check tell whether another one failed. */
+  get count(): number {
+    return this.issues.length;
+  }
 
   fail(field: string, reason: string): void {
     this.issues.push({
@@ -101,17 +99,32 @@ class RuleChecker {
     return value;
   }
 
-  string(value: unknown, field: string, maxLength: number): string {
+  /** A text field per its spec; returns the text as written ('' when it is not text). */
+  text(value: unknown, field: string, spec: TextField): string {
     if (typeof value !== 'string') {
-      this.fail(field, value === undefined ? 'is required' : 'must be a string');
+      if (value === undefined) this.fail(field, 'is required');
+      else this.fail(field, spec.expected ?? 'must be a string');
       return '';
     }
-    if (value.length === 0) this.fail(field, 'must not be empty');
-    if (value.length > maxLength) this.fail(field, `must be at most ${maxLength} characters`);
+    const length = textLength(value);
+    if (spec.expected !== undefined) {
+      // A field with a syntax: one reason whatever is wrong.
+      const fits = length >= spec.minLength && length <= (spec.maxLength ?? Infinity);
+      if (!fits || !new RegExp(spec.pattern ?? '').test(value)) this.fail(field, spec.expected);
+      return value;
+    }
+    if (length === 0 && spec.minLength > 0) this.fail(field, 'must not be empty');
+    else if (length < spec.minLength)
+      this.fail(field, `must be at least ${spec.minLength} characters`);
+    if (spec.maxLength !== undefined && length > spec.maxLength)
+      this.fail(field, `must be at most ${spec.maxLength} characters`);
+    if (spec.pattern !== undefined && !new RegExp(spec.pattern).test(value))
+      this.fail(field, `must match ${spec.pattern}`);
     return value;
   }
 
-  integer(value: unknown, field: string, min: number, max: number): number {
+  integer(value: unknown, field: string, spec: IntegerField): number {
+    const { minimum: min, maximum: max } = spec;
     if (typeof value !== 'number' || !Number.isInteger(value)) {
       this.fail(field, value === undefined ? 'is required' : 'must be an integer');
       return min;
@@ -216,20 +229,15 @@ export function parseRule(raw: unknown, index: number, issues: RuleIssue[]): Rul
   }
   const id = typeof raw.id === 'string' && ID_PATTERN.test(raw.id) ? raw.id : undefined;
   const c = new RuleChecker(issues, index, id);
-  if (id === undefined) {
-    c.fail(
-      'id',
-      raw.id === undefined ? 'is required' : 'must be 1-128 characters of A-Z a-z 0-9 _ . : -',
-    );
-  }
-  const type = c.oneOf(raw.type, 'type', RULE_TYPES);
-  if (issues.length > before && !RULE_TYPES.includes(raw.type as RuleType)) return undefined;
-  c.onlyKeys(raw, KEYS_BY_TYPE[type], '');
+  if (id === undefined) c.fail('id', raw.id === undefined ? 'is required' : F.id.expected);
+  const type = c.oneOf(raw.type, 'type', F.type.values);
+  if (issues.length > before && !F.type.values.includes(raw.type as RuleType)) return undefined;
+  c.onlyKeys(raw, keysOf(type), '');
   const base = {
     id: id ?? '',
-    mode: c.oneOf<RuleMode>(raw.mode, 'mode', ['enforce', 'monitor'], 'enforce'),
+    mode: c.oneOf<RuleMode>(raw.mode, 'mode', F.mode.values, F.mode.default),
     ...parseExpiry(raw.expiresAt, c),
-    ...(raw.note === undefined ? {} : { note: c.string(raw.note, 'note', MAX_NOTE_LENGTH) }),
+    ...(raw.note === undefined ? {} : { note: c.text(raw.note, 'note', F.note) }),
   };
   const rule = parseTyped(type, raw, base, c);
   return issues.length > before ? undefined : rule;
@@ -237,12 +245,8 @@ export function parseRule(raw: unknown, index: number, issues: RuleIssue[]): Rul
 
 function parseExpiry(value: unknown, c: RuleChecker): { expiresAt?: string } {
   if (value === undefined || value === null) return {};
-  if (
-    typeof value !== 'string' ||
-    !/^\d{4}-\d{2}-\d{2}T/.test(value) ||
-    Number.isNaN(Date.parse(value))
-  ) {
-    c.fail('expiresAt', 'must be an ISO 8601 date-time such as 2026-12-31T23:59:59Z');
+  if (typeof value !== 'string' || !isDateTime(value)) {
+    c.fail('expiresAt', F.expiresAt.expected);
     return {};
   }
   return { expiresAt: new Date(Date.parse(value)).toISOString() };
@@ -256,7 +260,7 @@ function parseTyped(
   base: Base,
   c: RuleChecker,
 ): Rule {
-  const action = () => c.oneOf<RuleAction>(raw.action, 'action', ['allow', 'block']);
+  const action = () => c.oneOf<RuleAction>(raw.action, 'action', F.action.values);
   switch (type) {
     case 'ip':
       return { ...base, type, action: action(), ranges: parseRanges(raw.ranges, c) };
@@ -265,12 +269,9 @@ function parseTyped(
         ...base,
         type,
         action: action(),
-        countries: c.nonEmptyArray(raw.countries, 'countries').map((v, i) => {
-          const code = typeof v === 'string' ? v.toUpperCase() : '';
-          if (!/^[A-Z]{2}$/.test(code))
-            c.fail(`countries[${i}]`, 'must be an ISO 3166-1 alpha-2 code such as "DE"');
-          return code;
-        }),
+        countries: c
+          .nonEmptyArray(raw.countries, 'countries')
+          .map((v, i) => c.text(v, `countries[${i}]`, F.countries.items).toUpperCase()),
       };
     case 'asn':
       return {
@@ -279,14 +280,16 @@ function parseTyped(
         action: action(),
         asns: c
           .nonEmptyArray(raw.asns, 'asns')
-          .map((v, i) => c.integer(v, `asns[${i}]`, 0, 4294967295)),
+          .map((v, i) => c.integer(v, `asns[${i}]`, F.asns.items)),
       };
     case 'reputation':
       return {
         ...base,
         type,
         action: action(),
-        lists: c.nonEmptyArray(raw.lists, 'lists').map((v, i) => c.string(v, `lists[${i}]`, 128)),
+        lists: c
+          .nonEmptyArray(raw.lists, 'lists')
+          .map((v, i) => c.text(v, `lists[${i}]`, F.lists.items)),
       };
     case 'pattern':
       return { ...base, type, action: action(), when: parsePatterns(raw.when, c, true) };
@@ -297,8 +300,8 @@ function parseTyped(
         when: raw.when === undefined ? [] : parsePatterns(raw.when, c, false),
         ...(raw.methods === undefined ? {} : { methods: parseMethods(raw.methods, c) }),
         key: parseRateLimitKey(raw.key, c),
-        windowSeconds: c.integer(raw.windowSeconds, 'windowSeconds', 1, 86_400),
-        limit: c.integer(raw.limit, 'limit', 1, 1_000_000_000),
+        windowSeconds: c.integer(raw.windowSeconds, 'windowSeconds', F.windowSeconds),
+        limit: c.integer(raw.limit, 'limit', F.limit),
         ...(raw.ranges === undefined ? {} : { ranges: parseRanges(raw.ranges, c) }),
       };
   }
@@ -306,16 +309,15 @@ function parseTyped(
 
 function parseRanges(value: unknown, c: RuleChecker): string[] {
   return c.nonEmptyArray(value, 'ranges').map((v, i) => {
-    if (typeof v !== 'string') {
-      c.fail(`ranges[${i}]`, 'must be a string');
-      return '';
-    }
+    const before = c.count;
+    const text = c.text(v, `ranges[${i}]`, F.ranges.items);
+    if (c.count > before) return text.trim();
     try {
-      parseIpRange(v);
+      parseIpRange(text);
     } catch (error) {
       c.fail(`ranges[${i}]`, (error as Error).message);
     }
-    return v.trim();
+    return text.trim();
   });
 }
 
@@ -324,12 +326,7 @@ function parseMethods(value: unknown, c: RuleChecker): string[] {
     c.fail('methods', 'must be an array');
     return [];
   }
-  return value.map((v, i) => {
-    const method = typeof v === 'string' ? v.toUpperCase() : '';
-    if (!METHOD_PATTERN.test(method))
-      c.fail(`methods[${i}]`, 'must be an HTTP method such as "POST"');
-    return method;
-  });
+  return value.map((v, i) => c.text(v, `methods[${i}]`, F.methods.items).toUpperCase());
 }
 
 function parseRateLimitKey(value: unknown, c: RuleChecker): RateLimitKey {
@@ -337,7 +334,7 @@ function parseRateLimitKey(value: unknown, c: RuleChecker): RateLimitKey {
     c.fail('key', 'must be {"kind":"ip"}, {"kind":"ip_path"} or {"kind":"header","name":"..."}');
     return { kind: 'ip' };
   }
-  const kind = c.oneOf(value.kind, 'key.kind', ['ip', 'ip_path', 'header'] as const);
+  const kind = c.oneOf(value.kind, 'key.kind', RATE_LIMIT_KEY_KINDS);
   if (kind !== 'header') {
     c.onlyKeys(value, ['kind'], 'key.');
     return { kind };
@@ -347,9 +344,8 @@ function parseRateLimitKey(value: unknown, c: RuleChecker): RateLimitKey {
 }
 
 function parseHeaderName(value: unknown, field: string, c: RuleChecker): string {
-  const name = typeof value === 'string' ? value.toLowerCase() : '';
-  if (!HEADER_PATTERN.test(name)) c.fail(field, 'must be an HTTP header name');
-  return name;
+  // A missing name gets the same reason as a bad one: there is only one way to be right.
+  return c.text(value ?? null, field, RATE_LIMIT_KEY_HEADER).toLowerCase();
 }
 
 function parsePatterns(value: unknown, c: RuleChecker, required: boolean): Pattern[] {
@@ -364,22 +360,24 @@ function parsePattern(raw: unknown, at: string, c: RuleChecker): Pattern {
     return { field: 'path', match: 'exact', value: '' };
   }
   c.onlyKeys(raw, ['field', 'name', 'match', 'value', 'flags'], `${at}.`);
-  const field = c.oneOf(raw.field, `${at}.field`, FIELDS);
-  const match = c.oneOf(raw.match, `${at}.match`, MATCHES);
-  const value = c.string(raw.value, `${at}.value`, MAX_PATTERN_LENGTH);
+  const field = c.oneOf(raw.field, `${at}.field`, P.field.values);
+  const match = c.oneOf(raw.match, `${at}.match`, P.match.values);
+  const value = c.text(raw.value, `${at}.value`, P.value);
   const pattern: { -readonly [K in keyof Pattern]: Pattern[K] } = { field, match, value };
   if (field === 'header') pattern.name = parseHeaderName(raw.name, `${at}.name`, c);
   else if (field === 'query' && raw.name !== undefined)
-    pattern.name = c.string(raw.name, `${at}.name`, 256);
+    pattern.name = c.text(raw.name, `${at}.name`, P.queryName);
   else if (raw.name !== undefined)
     c.fail(`${at}.name`, 'is only allowed with field "header" or "query"');
   if (field === 'method' && match !== 'regex') pattern.value = value.toUpperCase();
   if (field === 'host' && match !== 'regex') pattern.value = value.toLowerCase();
   if (raw.flags !== undefined) {
     if (match !== 'regex') c.fail(`${at}.flags`, 'is only allowed with match "regex"');
-    else if (typeof raw.flags !== 'string' || !/^i?$/.test(raw.flags))
-      c.fail(`${at}.flags`, 'must be "" or "i"');
-    else pattern.flags = raw.flags;
+    else {
+      const before = c.count;
+      const flags = c.text(raw.flags, `${at}.flags`, P.flags);
+      if (c.count === before) pattern.flags = flags;
+    }
   }
   if (match === 'regex') checkRegex(pattern, at, c);
   return pattern;
