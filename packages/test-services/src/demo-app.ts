@@ -47,7 +47,8 @@ export async function startDemoApp(options: DemoAppOptions = {}): Promise<DemoAp
   const port = options.port ?? (await findFreePort());
   const ownDir = options.dataDir === undefined;
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'rampart-demo-'));
-  const sessionSecret = randomToken();
+  // A fleet behind one balancer shares its secret (sessions made by one instance hold on all).
+  const sessionSecret = options.env?.DEMO_SESSION_SECRET ?? randomToken();
   const env: Record<string, string> = {
     ...baseEnvironment(),
     DEMO_HOST: '127.0.0.1',

@@ -132,6 +132,7 @@ export function createRampart(options: RampartOptions = {}): Rampart {
     stats: () => {
       stats.rateLimits.keys = limits.limiter.size;
       stats.rateLimits.evictions = limits.limiter.evictions;
+      stats.rateLimits.fleetSize = limits.fleetSizeAt(Date.now());
       stats.reports.pending = queue.size;
       return structuredClone(stats);
     },

@@ -111,7 +111,8 @@ function storeKey(file: string, key: string): void {
 async function keyAccepted(hubUrl: string, key: string): Promise<boolean> {
   const response = await fetch(`${hubUrl}/v1/snapshot`, {
     method: 'HEAD',
-    headers: { authorization: `Bearer ${key}`, 'x-rampart-instance': 'client-demo-dev' },
+    // No X-Rampart-Instance: this check is not an instance, and must not count in the fleet.
+    headers: { authorization: `Bearer ${key}` },
     signal: AbortSignal.timeout(10_000),
   });
   return response.status !== 401 && response.status !== 403;

@@ -31,22 +31,36 @@ export class InstancesService {
 
   constructor(private readonly database: DatabaseService) {}
 
-  /** Notes a poll; ignores malformed identities rather than failing the download. */
+  /**
+   * Notes a poll; ignores malformed identities rather than failing the download. Resolves true
+   * when the instance joined the fleet (it was not live before): the fleet size changed, and
+   * every client should hear it (each enforces its share of fleet-wide limits).
+   */
   async seen(
     siteId: string,
     instanceId: string | undefined,
     version: string | undefined,
     userAgent: string | undefined,
-  ) {
-    if (!instanceId || !INSTANCE_ID.test(instanceId)) return;
+  ): Promise<boolean> {
+    if (!instanceId || !INSTANCE_ID.test(instanceId)) return false;
     const parsed = version !== undefined && /^\d{1,15}$/.test(version) ? Number(version) : null;
     const key = `${siteId}\u0000${instanceId}`;
     const now = Date.now();
     const last = this.lastWrite.get(key);
-    if (last && last.version === parsed && now - last.at < WRITE_EVERY_MS) return;
+    if (last && last.version === parsed && now - last.at < WRITE_EVERY_MS) return false;
     if (this.lastWrite.size >= MAX_TRACKED) this.lastWrite.clear();
     this.lastWrite.set(key, { at: now, version: parsed });
-    if (!last) this.fleets.delete(siteId); // an instance not seen before counts at once
+    let joined = false;
+    if (!last || now - last.at > LIVE_MS) {
+      // Not seen by this hub instance lately: maybe by another one (several behind a balancer).
+      const before = await this.database.db
+        .selectFrom('instances')
+        .select('last_seen')
+        .where('site_id', '=', siteId)
+        .where('instance_id', '=', instanceId)
+        .executeTakeFirst();
+      joined = !before || Date.parse(before.last_seen) < now - LIVE_MS;
+    }
     const row = {
       site_id: siteId,
       instance_id: instanceId,
@@ -65,6 +79,8 @@ export class InstancesService {
         }),
       )
       .execute();
+    if (joined) this.fleets.delete(siteId); // counted at once
+    return joined;
   }
 
   /**

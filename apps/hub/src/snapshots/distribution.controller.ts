@@ -23,6 +23,7 @@
  * operators can see which instance runs which version.
  */
 import {
+  applyDecorators,
   BadRequestException,
   Controller,
   Get,
@@ -32,24 +33,23 @@ import {
   Query,
   Res,
   ServiceUnavailableException,
-  UseGuards,
 } from '@nestjs/common';
 import {
-  ApiBadRequestResponse,
-  ApiBearerAuth,
   ApiHeader,
-  ApiNotFoundResponse,
   ApiNotModifiedResponse,
   ApiOkResponse,
+  ApiParam,
   ApiProperty,
   ApiPropertyOptional,
   ApiQuery,
   ApiTags,
 } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { CurrentSite, SiteKeyGuard, type SitePrincipal } from '../auth/site-key.guard.js';
+import { CurrentSite, SiteKeyAuth, type SitePrincipal } from '../auth/site-key.guard.js';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
+import { ApiProblems } from '../http/problem-details.js';
 import { InstancesService } from '../instances/instances.service.js';
+import { PublicationChannel } from '../publications/publication-channel.js';
 import { SnapshotWaits } from '../publications/snapshot-waits.js';
 import { DeltaCache } from './delta-cache.js';
 import { parseWait } from './poll-wait.js';
@@ -105,9 +105,45 @@ export class SnapshotVersionView {
 
 type PollOutcome = 'held' | 'busy' | null;
 
+const header = (description: string) => ({ schema: { type: 'string' as const }, description });
+/** What every answer naming a version carries. */
+const VERSION_HEADERS = {
+  ETag: header('`"<sha256>"` of the version.'),
+  'X-Rampart-Snapshot-Version': header('The version number.'),
+  'X-Rampart-Snapshot-Sha256': header('SHA-256 of the whole file.'),
+};
+const POLL_HEADERS = {
+  ...VERSION_HEADERS,
+  'X-Rampart-Poll': header('`held` when the hub held the poll, `busy` when it held too many.'),
+  [FLEET_SIZE_HEADER]: header('Live instances of the site.'),
+  [PROTOCOL_HEADER]: header(`\`${PROTOCOL_VERSION}\` (also on errors).`),
+};
+const binary = (type: string) => ({ [type]: { schema: { type: 'string', format: 'binary' } } });
+/** The query and headers of a (blocking) poll; `wait`'s pattern comes from the configuration. */
+const Poll = () =>
+  applyDecorators(
+    ApiHeader({ name: 'If-None-Match', required: false, description: 'The ETag the client holds.' }),
+    ApiHeader({ name: 'X-Rampart-Instance', required: false }),
+    ApiHeader({ name: 'X-Rampart-Snapshot-Version', required: false }),
+    ApiQuery({
+      name: 'wait',
+      required: false,
+      description: 'Hold until newer, e.g. 30s (at most HUB_MAX_POLL_WAIT_MS).',
+    }),
+    ApiNotModifiedResponse({
+      description: 'The client has the current version (also when a held poll ends).',
+      headers: POLL_HEADERS,
+    }),
+    ApiProblems(
+      { 400: '`wait` is not a duration, or is longer than HUB_MAX_POLL_WAIT_MS.' },
+      { 404: 'The site has no published version yet.' },
+      { 503: 'The hub is shutting down: poll again (`Retry-After`).' },
+    ),
+  );
+const SHA256_PARAM = { type: 'string' as const, pattern: SHA256.source };
+
 @ApiTags('distribution')
-@ApiBearerAuth('site-key')
-@UseGuards(SiteKeyGuard)
+@SiteKeyAuth()
 @Controller('v1')
 export class DistributionController {
   constructor(
@@ -116,6 +152,7 @@ export class DistributionController {
     private readonly deltas: DeltaCache,
     private readonly instances: InstancesService,
     private readonly waits: SnapshotWaits,
+    private readonly publications: PublicationChannel,
     @Inject(HUB_CONFIG) private readonly config: HubConfig,
   ) {}
 
@@ -123,6 +160,11 @@ export class DistributionController {
   @ApiHeader({ name: 'If-None-Match', required: false, description: 'The ETag the client holds.' })
   @ApiHeader({ name: 'X-Rampart-Instance', required: false })
   @ApiHeader({ name: 'X-Rampart-Snapshot-Version', required: false })
+  @ApiHeader({
+    name: 'X-Rampart-Fleet-Size',
+    required: false,
+    description: 'The live instances the client was told last; another count ends a hold at once.',
+  })
   @ApiQuery({ name: 'wait', required: false, description: 'Hold until newer, e.g. 30s.' })
   @ApiOkResponse({ description: 'The SQLite snapshot file.' })
   @ApiNotModifiedResponse({ description: 'The client already has the current version.' })
@@ -141,10 +183,8 @@ export class DistributionController {
   }
 
   @Get('snapshot/version')
-  @ApiHeader({ name: 'If-None-Match', required: false, description: 'The ETag the client holds.' })
-  @ApiQuery({ name: 'wait', required: false, description: 'Hold until newer, e.g. 30s.' })
-  @ApiOkResponse({ type: SnapshotVersionView })
-  @ApiNotModifiedResponse({ description: 'The client already has the current version.' })
+  @Poll()
+  @ApiOkResponse({ type: SnapshotVersionView, headers: POLL_HEADERS })
   async version(
     @CurrentSite() site: SitePrincipal,
     @Headers() headers: Record<string, string | undefined>,
@@ -174,7 +214,18 @@ export class DistributionController {
   }
 
   @Get('snapshots/:sha256')
-  @ApiOkResponse({ description: 'An immutable snapshot file.' })
+  @ApiParam({ name: 'sha256', schema: SHA256_PARAM })
+  @ApiHeader({ name: 'If-None-Match', required: false, description: 'The ETag the client holds.' })
+  @ApiOkResponse({
+    description: 'An immutable snapshot file (gzip when accepted).',
+    content: binary('application/vnd.sqlite3'),
+    headers: VERSION_HEADERS,
+  })
+  @ApiNotModifiedResponse({ description: 'The client has this version.', headers: VERSION_HEADERS })
+  @ApiProblems(
+    { 400: 'The hash is not 64 lower-case hex digits.' },
+    { 404: 'The site keeps no such version.' },
+  )
   async byHash(
     @CurrentSite() site: SitePrincipal,
     @Param('sha256') sha256: string,
@@ -188,9 +239,19 @@ export class DistributionController {
   }
 
   @Get('snapshots/:sha256/delta/:base')
-  @ApiOkResponse({ description: `A page delta (${PAGE_DELTA_TYPE}), immutable.` })
-  @ApiNotFoundResponse({ description: 'One of the two versions is not kept any more.' })
-  @ApiBadRequestResponse({ description: 'A hash is not 64 lower-case hex digits.' })
+  @ApiParam({ name: 'sha256', schema: SHA256_PARAM })
+  @ApiParam({ name: 'base', schema: SHA256_PARAM })
+  @ApiHeader({ name: 'If-None-Match', required: false, description: 'The ETag the client holds.' })
+  @ApiOkResponse({
+    description: 'A page delta, immutable (gzip when accepted).',
+    content: binary(PAGE_DELTA_TYPE),
+    headers: VERSION_HEADERS,
+  })
+  @ApiNotModifiedResponse({ description: 'The client has this delta.', headers: VERSION_HEADERS })
+  @ApiProblems(
+    { 400: 'A hash is not 64 lower-case hex digits.' },
+    { 404: 'One of the two versions is not kept any more.' },
+  )
   async delta(
     @CurrentSite() site: SitePrincipal,
     @Param('sha256') sha256: string,
@@ -254,6 +315,16 @@ export class DistributionController {
         hold.cancel();
         return { snapshot: before, poll: 'held' };
       }
+      // A client that believes in another fleet size hears the right one now, not in 30 s.
+      const believed = headers[FLEET_SIZE_HEADER.toLowerCase()];
+      if (
+        before &&
+        believed !== undefined &&
+        believed !== String(await this.instances.fleetSize(site.siteId))
+      ) {
+        hold.cancel();
+        return { snapshot: before, poll: 'held' };
+      }
       const outcome = await hold.outcome;
       if (outcome === 'closed' && !gone.signal.aborted) {
         response.setHeader('Retry-After', '1');
@@ -269,6 +340,12 @@ export class DistributionController {
     }
   }
 
+  /**
+   * Records the polling instance. One that joins the fleet changes every client's share of a
+   * fleet-wide rate limit, so the held polls of the site (on every hub instance) are answered
+   * at once, carrying the new `X-Rampart-Fleet-Size`: an instance added under attack lowers the
+   * others' shares within a second, not at their next poll.
+   */
   private noteInstance(site: SitePrincipal, headers: Record<string, string | undefined>): void {
     void this.instances
       .seen(
@@ -276,6 +353,9 @@ export class DistributionController {
         headers['x-rampart-instance'],
         headers['x-rampart-snapshot-version'],
         headers['user-agent'],
+      )
+      .then((joined) =>
+        joined ? this.publications.announce(site.siteId, 'a new instance') : undefined,
       )
       .catch(() => undefined); // bookkeeping must never fail a poll
   }

@@ -80,6 +80,8 @@ export interface Stats {
     /** Keys held by the per-process limiter now, and keys evicted to stay within capacity. */
     keys: number;
     evictions: number;
+    /** Live instances of the site as the hub said (1: alone, or not heard lately). */
+    fleetSize: number;
   };
   /** Version of the snapshot in use, null before the first one. */
   snapshotVersion: number | null;
@@ -124,7 +126,7 @@ export function newStats(): Stats {
       lastSwapStartedAt: null,
       lastSwapAt: null,
     },
-    rateLimits: { keys: 0, evictions: 0 },
+    rateLimits: { keys: 0, evictions: 0, fleetSize: 1 },
     snapshotVersion: null,
   };
 }

@@ -35,6 +35,7 @@ function request(hub: FakeHub, signal = new AbortController().signal): PollReque
     waitMs: 0,
     lookup: true,
     deltas: true,
+    fleetSize: null,
     signal,
   };
 }

@@ -86,6 +86,11 @@ export interface PollRequest {
   readonly lookup: boolean;
   /** Whether a page delta the hub offers is used. */
   readonly deltas: boolean;
+  /**
+   * The fleet size the hub said last (sent as `X-Rampart-Fleet-Size`): a hub that counts another
+   * answers a blocking poll at once instead of holding it. Null before the first answer.
+   */
+  readonly fleetSize: FleetSize;
   /** Aborts the poll (client shutting down). */
   readonly signal: AbortSignal;
 }
@@ -346,6 +351,8 @@ class Exchange {
       'x-rampart-instance': this.request.instanceId,
       'user-agent': this.request.userAgent,
     };
+    if (this.request.fleetSize !== null)
+      headers['x-rampart-fleet-size'] = String(this.request.fleetSize);
     const current = this.request.current;
     if (conditional && current) {
       headers['if-none-match'] = `"${current.sha256}"`;

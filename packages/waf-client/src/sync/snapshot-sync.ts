@@ -63,6 +63,8 @@ export class SnapshotSync {
   private notHeldUntil = 0;
   /** False once the hub turned out not to have the version lookup. */
   private lookup = true;
+  /** The live instances the hub counted in its last answer (sent back with the next poll). */
+  private fleetSize: FleetSize = null;
   /** What the last poll asks of the next one: at once (`blocking`) or after an interval. */
   private next: 'blocking' | 'interval' = 'blocking';
   private readonly abort = new AbortController();
@@ -178,6 +180,7 @@ export class SnapshotSync {
       }
       if ('poll' in result) {
         this.noteHolding(result.poll, waitMs, Date.now() - startedAt);
+        this.fleetSize = result.fleetSize;
         this.onFleetSize(result.fleetSize);
       }
       switch (result.kind) {
@@ -258,6 +261,7 @@ export class SnapshotSync {
       waitMs,
       lookup: this.lookup,
       deltas: this.config.syncDeltas,
+      fleetSize: this.fleetSize,
       signal: this.abort.signal,
     });
   }
