@@ -104,6 +104,41 @@ describe('blocking polls and deltas on one hub', () => {
     expect(ms).toBeLessThan(5000);
   });
 
+  it('tells each poll the live fleet, and ends held polls when an instance joins', async () => {
+    const as = (instance: string, extra: Record<string, string> = {}) => ({
+      'x-rampart-instance': instance,
+      ...extra,
+    });
+    const current = await poll('/v1/snapshot/version', as('fleet-a'));
+    expect(current.headers.get('x-rampart-fleet-size')).toBe('1');
+    const held = timed(() =>
+      poll(
+        '/v1/snapshot/version?wait=20s',
+        as('fleet-a', { 'if-none-match': etagOf(current), 'x-rampart-fleet-size': '1' }),
+      ),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const joining = await poll('/v1/snapshot/version', as('fleet-b'));
+    expect(joining.headers.get('x-rampart-fleet-size')).toBe('2');
+    const { value: answer, ms } = await held;
+    expect(answer.status).toBe(304);
+    expect(answer.headers.get('x-rampart-poll')).toBe('held');
+    expect(answer.headers.get('x-rampart-fleet-size')).toBe('2');
+    expect(ms).toBeLessThan(5000); // ended by the join, not by the 20 s wait
+    // A client still believing in one instance is answered at once, without a join.
+    const stale = await timed(() =>
+      poll(
+        '/v1/snapshot/version?wait=20s',
+        as('fleet-a', { 'if-none-match': etagOf(current), 'x-rampart-fleet-size': '1' }),
+      ),
+    );
+    expect(stale.value.status).toBe(304);
+    expect(stale.value.headers.get('x-rampart-fleet-size')).toBe('2');
+    expect(stale.ms).toBeLessThan(2000);
+    const listed = await c().admin<{ instanceId: string }[]>('GET', '/v1/sites/shop/instances');
+    expect(listed.body.map((i) => i.instanceId).sort()).toEqual(['fleet-a', 'fleet-b']);
+  });
+
   it('answers at once, without holding, past its bound of held polls', async () => {
     const current = await poll('/v1/snapshot/version');
     const etag = { 'if-none-match': etagOf(current) };

@@ -122,7 +122,11 @@ const binary = (type: string) => ({ [type]: { schema: { type: 'string', format: 
 /** The query and headers of a (blocking) poll; `wait`'s pattern comes from the configuration. */
 const Poll = () =>
   applyDecorators(
-    ApiHeader({ name: 'If-None-Match', required: false, description: 'The ETag the client holds.' }),
+    ApiHeader({
+      name: 'If-None-Match',
+      required: false,
+      description: 'The ETag the client holds.',
+    }),
     ApiHeader({ name: 'X-Rampart-Instance', required: false }),
     ApiHeader({ name: 'X-Rampart-Snapshot-Version', required: false }),
     ApiQuery({
@@ -302,7 +306,8 @@ export class DistributionController {
   ): Promise<{ snapshot: SnapshotVersion; poll: PollOutcome }> {
     response.setHeader(PROTOCOL_HEADER, PROTOCOL_VERSION);
     const waitMs = parseWait(rawWait, this.config.maxPollWaitMs);
-    this.noteInstance(site, headers);
+    // Recorded before the answer's fleet size is counted, so that an instance counts itself.
+    await this.noteInstance(site, headers);
     if (!waitMs) return { snapshot: await this.snapshots.current(site.siteId), poll: null };
     const gone = new AbortController();
     const onClose = () => gone.abort();
@@ -346,17 +351,21 @@ export class DistributionController {
    * at once, carrying the new `X-Rampart-Fleet-Size`: an instance added under attack lowers the
    * others' shares within a second, not at their next poll.
    */
-  private noteInstance(site: SitePrincipal, headers: Record<string, string | undefined>): void {
-    void this.instances
+  private noteInstance(
+    site: SitePrincipal,
+    headers: Record<string, string | undefined>,
+  ): Promise<void> {
+    return this.instances
       .seen(
         site.siteId,
         headers['x-rampart-instance'],
         headers['x-rampart-snapshot-version'],
         headers['user-agent'],
       )
-      .then((joined) =>
-        joined ? this.publications.announce(site.siteId, 'a new instance') : undefined,
-      )
+      .then((joined) => {
+        // Not awaited: the other instances' polls need not delay this one.
+        if (joined) void this.publications.announce(site.siteId, 'a new instance');
+      })
       .catch(() => undefined); // bookkeeping must never fail a poll
   }
 
