@@ -2,12 +2,17 @@
  * Starts the hub: validated configuration, JSON body limits, OpenAPI at /docs, graceful shutdown.
  */
 import 'reflect-metadata';
-import { Logger, type LogLevel, ValidationPipe } from '@nestjs/common';
+import { Logger, type LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { SwaggerModule } from '@nestjs/swagger';
 import { AppModule } from './app.module.js';
 import { HUB_CONFIG, type HubConfig, validateEnvironment } from './config/hub-config.js';
+import { AllowedMethods } from './http/allowed-methods.js';
+import { createOpenApiDocument } from './http/openapi.js';
+import { ProblemDetailsFilter } from './http/problem-details.filter.js';
+import { validationPipe } from './http/validation.js';
+import { describeWait } from './snapshots/poll-wait.js';
 
 const LEVELS: LogLevel[] = ['error', 'warn', 'log', 'debug'];
 
@@ -21,23 +26,12 @@ async function bootstrap(): Promise<void> {
   app.useBodyParser('json', { limit: config.maxJsonBytes });
   app.set('trust proxy', config.trustProxy);
   app.disable('x-powered-by');
-  app.useGlobalPipes(
-    new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }),
-  );
+  app.useGlobalPipes(validationPipe());
   app.enableShutdownHooks();
-  const document = SwaggerModule.createDocument(
-    app,
-    new DocumentBuilder()
-      .setTitle('Rampart hub')
-      .setDescription('Sites, rules, datasets, snapshot builds and distribution.')
-      .setVersion('1')
-      .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'HUB_ADMIN_TOKEN' }, 'admin')
-      .addBearerAuth(
-        { type: 'http', scheme: 'bearer', description: 'a site key (rk_...)' },
-        'site-key',
-      )
-      .build(),
-  );
+  const document = createOpenApiDocument(app);
+  describeWait(document, config.maxPollWaitMs);
+  // Every error, also of unknown routes and of the body parser, as an RFC 9457 problem.
+  app.useGlobalFilters(new ProblemDetailsFilter(AllowedMethods.fromPaths(document.paths)));
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs/openapi.json' });
   await app.listen(config.port, config.host);
   Logger.log(`hub listening on http://${config.host}:${config.port} (OpenAPI at /docs)`, 'Hub');

@@ -1,14 +1,18 @@
 import {
+  applyDecorators,
   type CanActivate,
   createParamDecorator,
   type ExecutionContext,
   Injectable,
-  UnauthorizedException,
+  UseGuards,
 } from '@nestjs/common';
+import { ApiBearerAuth } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { DatabaseService } from '../database/database.service.js';
+import { ApiProblems } from '../http/problem-details.js';
 import { FailureLimiter } from './failure-limiter.js';
 import { bearerToken, digestsEqual, sha256Hex, siteKeyId } from './secrets.js';
+import { unauthorized } from './unauthorized.js';
 
 /** What a valid site key tells a handler. */
 export interface SitePrincipal {
@@ -37,7 +41,7 @@ export class SiteKeyGuard implements CanActivate {
       return true;
     }
     await this.failures.penalize(request.ip ?? 'unknown');
-    throw new UnauthorizedException('missing or invalid credentials');
+    throw unauthorized(context);
   }
 
   private async authenticate(key: string | undefined): Promise<SitePrincipal | undefined> {
@@ -58,7 +62,19 @@ export class SiteKeyGuard implements CanActivate {
 export const CurrentSite = createParamDecorator(
   (_: unknown, context: ExecutionContext): SitePrincipal => {
     const site = context.switchToHttp().getRequest<RequestWithSite>().site;
-    if (!site) throw new UnauthorizedException('missing or invalid credentials');
+    if (!site) throw unauthorized(context);
     return site;
   },
 );
+
+/**
+ * A controller or route for WAF clients: a live site key is required, and the OpenAPI document
+ * says so (security scheme `site-key`, the 401 problem).
+ */
+export function SiteKeyAuth(): ClassDecorator & MethodDecorator {
+  return applyDecorators(
+    UseGuards(SiteKeyGuard),
+    ApiBearerAuth('site-key'),
+    ApiProblems({ 401: 'Missing, unknown or revoked site key.' }),
+  );
+}

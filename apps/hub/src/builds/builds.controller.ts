@@ -1,13 +1,29 @@
-import { Controller, Get, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
-import { ApiAcceptedResponse, ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { AdminGuard } from '../auth/admin.guard.js';
+import { Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { ApiAcceptedResponse, ApiOkResponse, ApiProperty, ApiTags } from '@nestjs/swagger';
+import { AdminAuth } from '../auth/admin.guard.js';
+import { ApiProblems } from '../http/problem-details.js';
 import { SitesService } from '../sites/sites.service.js';
 import { BuildQueueService } from './build-queue.service.js';
 import { BuildsService, BuildView } from './builds.service.js';
 
+export class BuildViewSchema implements BuildView {
+  @ApiProperty() id!: string;
+  @ApiProperty({ enum: ['running', 'succeeded', 'failed'] }) status!: BuildView['status'];
+  @ApiProperty() rulesRevision!: number;
+  @ApiProperty({ type: 'integer', nullable: true }) version!: number | null;
+  @ApiProperty({ type: 'string', nullable: true }) error!: string | null;
+  @ApiProperty() hubInstance!: string;
+  @ApiProperty() startedAt!: string;
+  @ApiProperty({ type: 'string', nullable: true }) finishedAt!: string | null;
+}
+
+export class BuildRequestedView {
+  @ApiProperty({ description: 'False when a pending build already covers it.' }) queued!: boolean;
+}
+
 @ApiTags('builds')
-@ApiBearerAuth('admin')
-@UseGuards(AdminGuard)
+@AdminAuth()
+@ApiProblems({ 404: 'No such site.' })
 @Controller('v1/sites/:siteId/builds')
 export class BuildsController {
   constructor(
@@ -17,7 +33,10 @@ export class BuildsController {
   ) {}
 
   @Get()
-  @ApiOkResponse({ description: 'Recent builds, newest first, with the error of failed ones.' })
+  @ApiOkResponse({
+    type: [BuildViewSchema],
+    description: 'Recent builds, newest first, with the error of failed ones.',
+  })
   async list(@Param('siteId') siteId: string): Promise<BuildView[]> {
     await this.sites.get(siteId);
     return this.builds.list(siteId);
@@ -26,6 +45,7 @@ export class BuildsController {
   @Post()
   @HttpCode(202)
   @ApiAcceptedResponse({
+    type: BuildRequestedView,
     description:
       'A build is queued (coalesced with any pending one), also of a revision whose build failed.',
   })

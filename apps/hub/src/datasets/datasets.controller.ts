@@ -1,4 +1,5 @@
 import {
+  applyDecorators,
   BadRequestException,
   Controller,
   Delete,
@@ -11,23 +12,22 @@ import {
   Query,
   Req,
   UnsupportedMediaTypeException,
-  UseGuards,
 } from '@nestjs/common';
 import {
-  ApiBearerAuth,
   ApiBody,
   ApiConsumes,
+  ApiNoContentResponse,
   ApiOkResponse,
   ApiParam,
-  ApiPayloadTooLargeResponse,
   ApiQuery,
   ApiTags,
-  ApiUnprocessableEntityResponse,
 } from '@nestjs/swagger';
 import type { Request } from 'express';
-import { AdminGuard } from '../auth/admin.guard.js';
+import { AdminAuth } from '../auth/admin.guard.js';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { DatasetKind } from '../database/schema.js';
+import { ApiProblems } from '../http/problem-details.js';
+import { DatasetViewSchema, UploadResultView } from './datasets.dto.js';
 import { DatasetsService, DatasetView, UploadResult } from './datasets.service.js';
 
 const KINDS: readonly DatasetKind[] = ['country', 'asn', 'reputation'];
@@ -49,9 +49,15 @@ function nameOf(name: string): string {
   return name;
 }
 
+/** The path parameters of one dataset, as `kindOf` and `nameOf` check them. */
+const DatasetParams = () =>
+  applyDecorators(
+    ApiParam({ name: 'kind', enum: KINDS }),
+    ApiParam({ name: 'name', schema: { type: 'string', pattern: NAME.source } }),
+  );
+
 @ApiTags('datasets')
-@ApiBearerAuth('admin')
-@UseGuards(AdminGuard)
+@AdminAuth()
 @Controller('v1/datasets')
 export class DatasetsController {
   constructor(
@@ -60,15 +66,19 @@ export class DatasetsController {
   ) {}
 
   @Get()
-  @ApiOkResponse({ description: 'Every dataset, with its size, hash and line counts.' })
+  @ApiOkResponse({
+    type: [DatasetViewSchema],
+    description: 'Every dataset, with its size, hash and line counts.',
+  })
   list(): Promise<DatasetView[]> {
     return this.datasets.list();
   }
 
   @Put(':kind/:name')
-  @ApiParam({ name: 'kind', enum: KINDS })
+  @DatasetParams()
   @ApiConsumes(...TEXT_TYPES)
   @ApiBody({
+    required: true,
     description:
       'country: `start,end,CC` lines; asn: `start,end,asn,org` lines (the @ip-location-db CSV formats); reputation: one CIDR or address per line, `#`/`;` comments (FireHOL/Spamhaus style).',
     schema: { type: 'string', format: 'binary' },
@@ -79,10 +89,18 @@ export class DatasetsController {
     required: false,
     description: 'Default skip.',
   })
-  @ApiUnprocessableEntityResponse({
-    description: 'Unusable content; `issues` lists file:line and reason.',
+  @ApiOkResponse({
+    type: UploadResultView,
+    description: 'Imported; the builds of every site are queued.',
   })
-  @ApiPayloadTooLargeResponse({ description: 'Larger than HUB_MAX_UPLOAD_BYTES.' })
+  @ApiProblems(
+    { 400: 'A path or query parameter is invalid.' },
+    {
+      422: 'Unusable content: no usable line, or a bad line with `onBadLine=reject`; `issues` names each line (`file`, `line`, `reason`).',
+    },
+    { 413: 'Larger than HUB_MAX_UPLOAD_BYTES.' },
+    { 415: 'The body is not text/csv, text/plain or application/octet-stream.' },
+  )
   upload(
     @Param('kind') kind: string,
     @Param('name') name: string,
@@ -110,8 +128,14 @@ export class DatasetsController {
   }
 
   @Delete(':kind/:name')
-  @ApiParam({ name: 'kind', enum: KINDS })
+  @DatasetParams()
   @HttpCode(204)
+  @ApiNoContentResponse({ description: 'Removed; the builds of every site are queued.' })
+  @ApiProblems(
+    { 400: 'A path parameter is invalid.' },
+    { 404: 'No such dataset.' },
+    { 409: 'A rule of some site names this reputation list.' },
+  )
   async remove(@Param('kind') kind: string, @Param('name') name: string): Promise<void> {
     await this.datasets.remove(kindOf(kind), nameOf(name));
   }

@@ -80,7 +80,8 @@ export class DatasetsService {
           error: 'Unprocessable Entity',
           message: check.message,
           issueCount: check.issueCount,
-          issues: check.issues,
+          // Each a line of the body: `file` and `line` say which.
+          issues: check.issues.map((issue) => ({ field: '(body)', ...issue })),
         });
       }
       if (check.entries === 0) {

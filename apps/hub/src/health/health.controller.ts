@@ -1,6 +1,7 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckService } from '@nestjs/terminus';
+import { ApiProblems } from '../http/problem-details.js';
 import { DatabaseHealthIndicator } from './database.health.js';
 import { RedisHealthIndicator } from './redis.health.js';
 
@@ -22,6 +23,9 @@ export class HealthController {
 
   @Get('ready')
   @HealthCheck()
+  @ApiProblems({
+    503: 'The database or Redis does not answer: `details` says which (`status: "down"`).',
+  })
   ready() {
     return this.health.check([() => this.database.isHealthy(), () => this.redis.isHealthy()]);
   }

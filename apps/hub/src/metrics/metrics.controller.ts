@@ -1,6 +1,6 @@
-import { Controller, Get, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiProperty, ApiTags } from '@nestjs/swagger';
-import { AdminGuard } from '../auth/admin.guard.js';
+import { Controller, Get } from '@nestjs/common';
+import { ApiOkResponse, ApiProperty, ApiTags } from '@nestjs/swagger';
+import { AdminAuth } from '../auth/admin.guard.js';
 import { PublicationChannel } from '../publications/publication-channel.js';
 import { SnapshotWaits } from '../publications/snapshot-waits.js';
 import { DeltaCache } from '../snapshots/delta-cache.js';
@@ -40,8 +40,7 @@ export class MetricsView {
 
 /** Counters of this hub instance (each instance has its own), for operators and tests. */
 @ApiTags('metrics')
-@ApiBearerAuth('admin')
-@UseGuards(AdminGuard)
+@AdminAuth()
 @Controller('v1/metrics')
 export class MetricsController {
   constructor(

@@ -121,9 +121,11 @@ export type ParsedBatch =
   | { readonly ok: true; readonly batch: ReportBatch }
   | { readonly ok: false; readonly issues: readonly BatchIssue[] };
 
-const BATCH_ID = /^[A-Za-z0-9_-]{8,64}$/;
-const HEX_256 = /^[0-9a-f]{64}$/;
-const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
+export const BATCH_ID = /^[A-Za-z0-9_-]{8,64}$/;
+export const HEX_256 = /^[0-9a-f]{64}$/;
+/** An ISO 8601 date-time with seconds and a zone, exactly as far as `Date.parse` reads it. */
+export const ISO_TIME =
+  /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T(([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,9})?|24:00:00(\.0{1,9})?)(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/;
 
 /** Checks an untrusted, parsed JSON body; returns the batch or every problem found. */
 export function parseReportBatch(raw: unknown): ParsedBatch {
@@ -327,8 +329,11 @@ class Reader {
       this.fail(at, field, 'must be a string');
       return '';
     }
+    // Characters as JSON Schema counts them (code points), so the document's maxLength holds;
+    // counted only when the UTF-16 length is over, which they can only be then.
     if (!emptyAllowed && value.length === 0) this.fail(at, field, 'must not be empty');
-    else if (value.length > max) this.fail(at, field, `must be at most ${max} characters`);
+    else if (value.length > max && [...value].length > max)
+      this.fail(at, field, `must be at most ${max} characters`);
     else if (pattern && !pattern.test(value)) this.fail(at, field, `must be ${patternText}`);
     return value;
   }

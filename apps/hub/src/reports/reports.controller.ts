@@ -16,43 +16,47 @@ import {
   Post,
   Res,
   ServiceUnavailableException,
-  UseGuards,
 } from '@nestjs/common';
-import {
-  ApiAcceptedResponse,
-  ApiBadRequestResponse,
-  ApiBearerAuth,
-  ApiPayloadTooLargeResponse,
-  ApiServiceUnavailableResponse,
-  ApiTags,
-  ApiUnauthorizedResponse,
-  ApiUnsupportedMediaTypeResponse,
-} from '@nestjs/swagger';
+import { ApiAcceptedResponse, ApiBody, ApiProperty, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { CurrentSite, SiteKeyGuard, type SitePrincipal } from '../auth/site-key.guard.js';
+import { CurrentSite, SiteKeyAuth, type SitePrincipal } from '../auth/site-key.guard.js';
+import { schemaComponent } from '../http/openapi.js';
+import { ApiProblems } from '../http/problem-details.js';
 import { parseReportBatch } from './report-batch.js';
+import { reportBatchJsonSchema } from './report-batch.schema.js';
 import { ReportQueueService } from './report-queue.service.js';
 
 /** Issues listed in a refusal at most (a batch of 10 000 bad events would list 150 000). */
 const MAX_ISSUES = 50;
 
+export class AcceptedBatchView {
+  @ApiProperty({ type: Boolean, description: 'Always true.' }) accepted!: true;
+  @ApiProperty() batchId!: string;
+}
+
 @ApiTags('reports')
-@ApiBearerAuth('site-key')
-@UseGuards(SiteKeyGuard)
+@SiteKeyAuth()
 @Controller('v1/reports')
 export class ReportsController {
   constructor(private readonly queue: ReportQueueService) {}
 
   @Post()
   @HttpCode(202)
-  @ApiAcceptedResponse({ description: 'The batch is on the ingestion queue.' })
-  @ApiBadRequestResponse({ description: 'The batch is malformed; `issues` names each field.' })
-  @ApiUnauthorizedResponse({ description: 'Missing or invalid site key.' })
-  @ApiPayloadTooLargeResponse({ description: 'The (decompressed) body is too large.' })
-  @ApiUnsupportedMediaTypeResponse({ description: 'Not JSON, or an unsupported Content-Encoding.' })
-  @ApiServiceUnavailableResponse({
-    description: 'The ingestion queue is full: retry after Retry-After.',
+  @ApiBody({
+    required: true,
+    schema: schemaComponent('ReportBatch', reportBatchJsonSchema()),
+    description: 'JSON, compressed or not (`Content-Encoding` gzip, deflate, br or none).',
   })
+  @ApiAcceptedResponse({
+    type: AcceptedBatchView,
+    description: 'The batch is on the ingestion queue.',
+  })
+  @ApiProblems(
+    { 400: 'The batch is malformed; `issues` names each field (nothing of it is stored).' },
+    { 413: 'The (decompressed) body is larger than HUB_MAX_JSON_BYTES.' },
+    { 415: 'Not JSON, or an unsupported Content-Encoding.' },
+    { 503: 'The ingestion queue is full or Redis is away: retry after `Retry-After`.' },
+  )
   async receive(
     @CurrentSite() site: SitePrincipal,
     @Body() body: unknown,

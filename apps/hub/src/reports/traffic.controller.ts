@@ -3,18 +3,12 @@
  * by outcome, the top addresses, countries, AS numbers, paths, rules and user agents over a
  * window, and recent events with their request ids and snapshot versions.
  */
-import { Controller, Get, Param, Query, UseGuards } from '@nestjs/common';
-import {
-  ApiBearerAuth,
-  ApiNotFoundResponse,
-  ApiOkResponse,
-  ApiProperty,
-  ApiPropertyOptional,
-  ApiTags,
-} from '@nestjs/swagger';
+import { Controller, Get, Param, Query } from '@nestjs/common';
+import { ApiOkResponse, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsISO8601, IsOptional, IsString, Length, Max, Min } from 'class-validator';
-import { AdminGuard } from '../auth/admin.guard.js';
+import { AdminAuth } from '../auth/admin.guard.js';
+import { ApiProblems } from '../http/problem-details.js';
 import { SitesService } from '../sites/sites.service.js';
 import { ACTIONS, MODES, OUTCOMES } from './report-batch.js';
 import { DIMENSIONS, type Dimension, ReportStore } from './report-store.js';
@@ -24,12 +18,16 @@ const HOUR_MS = 3_600_000;
 export class WindowQuery {
   @ApiPropertyOptional({
     description: 'Start of the window (ISO 8601); default an hour before `to`.',
+    format: 'date-time',
   })
   @IsOptional()
   @IsISO8601({ strict: true }, { message: 'from must be an ISO 8601 date-time' })
   from?: string;
 
-  @ApiPropertyOptional({ description: 'End of the window (ISO 8601, exclusive); default now.' })
+  @ApiPropertyOptional({
+    description: 'End of the window (ISO 8601, exclusive); default now.',
+    format: 'date-time',
+  })
   @IsOptional()
   @IsISO8601({ strict: true }, { message: 'to must be an ISO 8601 date-time' })
   to?: string;
@@ -45,7 +43,7 @@ export class TopQuery extends WindowQuery {
   @IsIn(OUTCOMES, { message: `outcome must be one of ${OUTCOMES.join(', ')}` })
   outcome?: string;
 
-  @ApiPropertyOptional({ default: 10, minimum: 1, maximum: 100 })
+  @ApiPropertyOptional({ type: 'integer', default: 10, minimum: 1, maximum: 100 })
   @IsOptional()
   @Type(() => Number)
   @IsInt({ message: 'limit must be a whole number' })
@@ -70,24 +68,27 @@ export class EventsQuery {
   @IsIn(MODES, { message: `mode must be one of ${MODES.join(', ')}` })
   mode?: string;
 
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ minLength: 1, maxLength: 128 })
   @IsOptional()
   @IsString()
   @Length(1, 128)
   ruleId?: string;
 
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ minLength: 1, maxLength: 64 })
   @IsOptional()
   @IsString()
   @Length(1, 64)
   ip?: string;
 
-  @ApiPropertyOptional({ description: 'Only events before this time (ISO 8601): the next page.' })
+  @ApiPropertyOptional({
+    description: 'Only events before this time (ISO 8601): the next page.',
+    format: 'date-time',
+  })
   @IsOptional()
   @IsISO8601({ strict: true }, { message: 'before must be an ISO 8601 date-time' })
   before?: string;
 
-  @ApiPropertyOptional({ default: 50, minimum: 1, maximum: 500 })
+  @ApiPropertyOptional({ type: 'integer', default: 50, minimum: 1, maximum: 500 })
   @IsOptional()
   @Type(() => Number)
   @IsInt({ message: 'limit must be a whole number' })
@@ -157,8 +158,11 @@ function windowOf(query: WindowQuery): { from: string; to: string } {
 }
 
 @ApiTags('traffic')
-@ApiBearerAuth('admin')
-@UseGuards(AdminGuard)
+@AdminAuth()
+@ApiProblems(
+  { 400: 'A query parameter is invalid (`issues` names each).' },
+  { 404: 'No such site.' },
+)
 @Controller('v1/sites/:siteId')
 export class TrafficController {
   constructor(
@@ -168,7 +172,6 @@ export class TrafficController {
 
   @Get('traffic')
   @ApiOkResponse({ type: TrafficView })
-  @ApiNotFoundResponse({ description: 'No such site.' })
   async traffic(
     @Param('siteId') siteId: string,
     @Query() query: WindowQuery,
@@ -184,7 +187,6 @@ export class TrafficController {
 
   @Get('traffic/top')
   @ApiOkResponse({ type: [TopEntryView] })
-  @ApiNotFoundResponse({ description: 'No such site.' })
   async top(@Param('siteId') siteId: string, @Query() query: TopQuery): Promise<TopEntryView[]> {
     await this.sites.get(siteId);
     const { from, to } = windowOf(query);
@@ -193,7 +195,6 @@ export class TrafficController {
 
   @Get('events')
   @ApiOkResponse({ type: [EventRecordView], description: 'Newest first.' })
-  @ApiNotFoundResponse({ description: 'No such site.' })
   async events(
     @Param('siteId') siteId: string,
     @Query() query: EventsQuery,

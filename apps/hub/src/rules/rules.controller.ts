@@ -9,33 +9,35 @@ import {
   Post,
   Put,
   Query,
-  UseGuards,
 } from '@nestjs/common';
 import {
-  ApiBearerAuth,
   ApiBody,
   ApiCreatedResponse,
+  ApiNoContentResponse,
   ApiOkResponse,
   ApiQuery,
   ApiTags,
-  ApiUnprocessableEntityResponse,
 } from '@nestjs/swagger';
 import type { Rule } from '@rampart/rules-core/rules/model';
-import { AdminGuard } from '../auth/admin.guard.js';
-import { RuleListView, RuleSetDto } from './rules.dto.js';
+import { AdminAuth } from '../auth/admin.guard.js';
+import { ApiProblems, JSON_BODY_PROBLEMS } from '../http/problem-details.js';
+import {
+  RULE_BODY_SCHEMA,
+  RULE_SCHEMA,
+  RULE_SET_SCHEMA,
+  RuleListView,
+  RuleSetDto,
+} from './rules.dto.js';
 import { RulesService } from './rules.service.js';
 
-const RULE_BODY = {
-  schema: { type: 'object', additionalProperties: true },
-  description: 'One rule (see the rules-core README for every type).',
+/** Rule validation refusals: rules-core's issues, each with the rule's index and id. */
+const INVALID_RULES = {
+  422: 'A rule is invalid: `issues` names each problem (rule `index`, `ruleId`, `field`, `reason`), also those JSON Schema cannot state (ranges that do not parse, regexes that do not compile, reputation lists not uploaded).',
 };
 
 @ApiTags('rules')
-@ApiBearerAuth('admin')
-@UseGuards(AdminGuard)
-@ApiUnprocessableEntityResponse({
-  description: '`issues` lists each problem: rule index, id, field, reason.',
-})
+@AdminAuth()
+@ApiProblems({ 404: 'No such site (or rule).' })
 @Controller('v1/sites/:siteId/rules')
 export class RulesController {
   constructor(private readonly rules: RulesService) {}
@@ -48,7 +50,7 @@ export class RulesController {
 
   @Get('export')
   @ApiOkResponse({
-    type: RuleSetDto,
+    schema: RULE_SET_SCHEMA,
     description: 'The rule-set document, ready for import or the CLI.',
   })
   async export(@Param('siteId') siteId: string): Promise<{ rules: readonly Rule[] }> {
@@ -57,7 +59,9 @@ export class RulesController {
 
   @Post('import')
   @ApiQuery({ name: 'mode', enum: ['replace', 'append'], required: false })
+  @ApiBody({ schema: RULE_SET_SCHEMA, required: true })
   @ApiOkResponse({ type: RuleListView })
+  @ApiProblems(JSON_BODY_PROBLEMS, INVALID_RULES)
   @HttpCode(200)
   import(
     @Param('siteId') siteId: string,
@@ -71,19 +75,23 @@ export class RulesController {
   }
 
   @Get(':ruleId')
+  @ApiOkResponse({ schema: RULE_SCHEMA })
   get(@Param('siteId') siteId: string, @Param('ruleId') ruleId: string): Promise<Rule> {
     return this.rules.get(siteId, ruleId);
   }
 
   @Post()
-  @ApiBody(RULE_BODY)
-  @ApiCreatedResponse({ description: 'The stored (normalised) rule.' })
+  @ApiBody({ schema: RULE_SCHEMA, required: true })
+  @ApiCreatedResponse({ schema: RULE_SCHEMA, description: 'The stored (normalised) rule.' })
+  @ApiProblems(JSON_BODY_PROBLEMS, INVALID_RULES)
   create(@Param('siteId') siteId: string, @Body() body: unknown): Promise<Rule> {
     return this.rules.create(siteId, body);
   }
 
   @Put(':ruleId')
-  @ApiBody(RULE_BODY)
+  @ApiBody({ schema: RULE_BODY_SCHEMA, required: true })
+  @ApiOkResponse({ schema: RULE_SCHEMA, description: 'The stored (normalised) rule.' })
+  @ApiProblems(JSON_BODY_PROBLEMS, INVALID_RULES)
   replace(
     @Param('siteId') siteId: string,
     @Param('ruleId') ruleId: string,
@@ -94,6 +102,7 @@ export class RulesController {
 
   @Delete(':ruleId')
   @HttpCode(204)
+  @ApiNoContentResponse({ description: 'The rule is gone.' })
   async remove(@Param('siteId') siteId: string, @Param('ruleId') ruleId: string): Promise<void> {
     await this.rules.remove(siteId, ruleId);
   }

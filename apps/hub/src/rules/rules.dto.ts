@@ -1,25 +1,23 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { ruleJsonSchema, ruleSetJsonSchema } from '@rampart/rules-core/rules/json-schema';
 import { IsArray } from 'class-validator';
+import { schemaComponent } from '../http/openapi.js';
+
+/** One rule, as rules-core's validator reads it (JSON Schema generated from its fields). */
+export const RULE_SCHEMA = schemaComponent('Rule', ruleJsonSchema());
+/** A rule in `PUT .../rules/:ruleId`, whose id the path names (so the body may leave it out). */
+export const RULE_BODY_SCHEMA = schemaComponent(
+  'RuleWithoutId',
+  ruleJsonSchema({ idRequired: false }),
+);
+/** The rule-set document `{"rules": [...]}`, as `rampart snapshot build --rules` reads it. */
+export const RULE_SET_SCHEMA = schemaComponent('RuleSet', ruleSetJsonSchema(RULE_SCHEMA));
 
 /**
- * The rule-set document (`{"rules": [...]}`), as `rampart snapshot build --rules` reads it. Each
- * rule's shape (types ip, country, asn, reputation, pattern, rate_limit) is documented in
- * packages/rules-core/README.md and validated by rules-core, which names the rule, field and
- * reason of every problem.
+ * The rule-set document's outer shape, checked by the ValidationPipe (400); each rule is then
+ * validated by rules-core, which names the rule, field and reason of every problem (422).
  */
 export class RuleSetDto {
-  @ApiProperty({
-    type: 'array',
-    items: { type: 'object', additionalProperties: true },
-    example: [
-      {
-        id: 'block-scanner',
-        type: 'pattern',
-        action: 'block',
-        when: [{ field: 'user_agent', match: 'contains', value: 'sqlmap' }],
-      },
-    ],
-  })
   @IsArray()
   rules!: unknown[];
 }
@@ -28,6 +26,6 @@ export class RuleListView {
   @ApiProperty({ description: 'The site revision these rules belong to.' })
   revision!: number;
 
-  @ApiProperty({ type: 'array', items: { type: 'object', additionalProperties: true } })
+  @ApiProperty({ type: 'array', items: RULE_SCHEMA })
   rules!: unknown[];
 }

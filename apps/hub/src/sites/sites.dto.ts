@@ -1,8 +1,15 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsOptional, IsString, Length, Matches } from 'class-validator';
 
+const SITE_ID = /^[a-z0-9][a-z0-9-]{2,63}$/;
+
 export class CreateSiteDto {
-  @ApiProperty({ description: 'A name for people; not unique.', example: 'shop.example.com' })
+  @ApiProperty({
+    description: 'A name for people; not unique.',
+    example: 'shop.example.com',
+    minLength: 1,
+    maxLength: 200,
+  })
   @IsString()
   @Length(1, 200)
   name!: string;
@@ -10,9 +17,10 @@ export class CreateSiteDto {
   @ApiPropertyOptional({
     description: 'Site id (URL-safe, 3-64 chars); generated when absent.',
     example: 'shop',
+    pattern: SITE_ID.source,
   })
   @IsOptional()
-  @Matches(/^[a-z0-9][a-z0-9-]{2,63}$/, { message: 'id must be 3-64 characters of a-z, 0-9 and -' })
+  @Matches(SITE_ID, { message: 'id must be 3-64 characters of a-z, 0-9 and -' })
   id?: string;
 }
 

@@ -129,6 +129,12 @@ const Poll = () =>
     }),
     ApiHeader({ name: 'X-Rampart-Instance', required: false }),
     ApiHeader({ name: 'X-Rampart-Snapshot-Version', required: false }),
+    ApiHeader({
+      name: FLEET_SIZE_HEADER,
+      required: false,
+      description:
+        'The live instances the client was told last; another count ends a hold at once.',
+    }),
     ApiQuery({
       name: 'wait',
       required: false,
@@ -161,17 +167,12 @@ export class DistributionController {
   ) {}
 
   @Get('snapshot')
-  @ApiHeader({ name: 'If-None-Match', required: false, description: 'The ETag the client holds.' })
-  @ApiHeader({ name: 'X-Rampart-Instance', required: false })
-  @ApiHeader({ name: 'X-Rampart-Snapshot-Version', required: false })
-  @ApiHeader({
-    name: 'X-Rampart-Fleet-Size',
-    required: false,
-    description: 'The live instances the client was told last; another count ends a hold at once.',
+  @Poll()
+  @ApiOkResponse({
+    description: 'The SQLite snapshot file (gzip when accepted).',
+    content: binary('application/vnd.sqlite3'),
+    headers: { ...POLL_HEADERS, 'Content-Location': header('Its immutable URL.') },
   })
-  @ApiQuery({ name: 'wait', required: false, description: 'Hold until newer, e.g. 30s.' })
-  @ApiOkResponse({ description: 'The SQLite snapshot file.' })
-  @ApiNotModifiedResponse({ description: 'The client already has the current version.' })
   async current(
     @CurrentSite() site: SitePrincipal,
     @Headers() headers: Record<string, string | undefined>,

@@ -1,0 +1,41 @@
+/**
+ * The OpenAPI document at `/docs/openapi.json`: Nest's document from the controllers'
+ * decorators, plus the schemas that validators generate (a rule, a report batch) as named
+ * components, so a body the hub checks with its own code is described by the same definitions
+ * that code reads.
+ */
+import type { INestApplication } from '@nestjs/common';
+import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+
+const components = new Map<string, object>();
+
+/**
+ * Registers `schema` as component `name` and returns a reference to it, for `@ApiBody({ schema
+ * })`, `@ApiProperty({ items })` or a response: `schemaComponent('Rule', ruleJsonSchema())`.
+ */
+export function schemaComponent(name: string, schema: object): { $ref: string } {
+  components.set(name, schema);
+  return { $ref: `#/components/schemas/${name}` };
+}
+
+export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
+  const document = SwaggerModule.createDocument(
+    app,
+    new DocumentBuilder()
+      .setTitle('Rampart hub')
+      .setDescription(
+        'Sites, rules, datasets, snapshot builds and distribution. Every error is an RFC 9457 problem (`application/problem+json`, schema `ProblemDetails`).',
+      )
+      .setVersion('1')
+      .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'HUB_ADMIN_TOKEN' }, 'admin')
+      .addBearerAuth(
+        { type: 'http', scheme: 'bearer', description: 'a site key (rk_...)' },
+        'site-key',
+      )
+      .build(),
+  );
+  const schemas = { ...document.components?.schemas };
+  for (const [name, schema] of components) schemas[name] = schema;
+  document.components = { ...document.components, schemas };
+  return document;
+}
