@@ -248,6 +248,10 @@ describe.each(DATABASE_KINDS)('detection on %s', (kind) => {
     const one = await c().admin('GET', `/v1/sites/${id}/automatic-blocks/${block.id}`);
     expect(one.body).toEqual(block);
     expect((await c().admin('GET', `/v1/sites/${id}/automatic-blocks/nope`)).status).toBe(404);
+    const metrics = await c().admin<Record<string, number>>('GET', '/v1/metrics');
+    expect(metrics.body.automaticBlocks).toBeGreaterThanOrEqual(1);
+    expect(metrics.body.detectedBatches).toBeGreaterThanOrEqual(3);
+    expect(metrics.body.detectionFailures).toBe(0);
   });
 
   it('does not fire below the threshold, nor count a retried batch twice', async () => {

@@ -1,6 +1,7 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiProperty, ApiTags } from '@nestjs/swagger';
 import { AdminAuth } from '../auth/admin.guard.js';
+import { DetectionService } from '../detection/detection.service.js';
 import { PublicationChannel } from '../publications/publication-channel.js';
 import { SnapshotWaits } from '../publications/snapshot-waits.js';
 import { DeltaCache } from '../snapshots/delta-cache.js';
@@ -36,6 +37,17 @@ export class MetricsView {
 
   @ApiProperty({ description: 'Bytes of gzipped page deltas held in memory.' })
   deltaCacheBytes!: number;
+
+  @ApiProperty({ description: 'Report batches this instance ran the detectors over.' })
+  detectedBatches!: number;
+
+  @ApiProperty({ description: 'Findings of the detectors, and automatic blocks they created.' })
+  detectionFindings!: number;
+
+  @ApiProperty() automaticBlocks!: number;
+
+  @ApiProperty({ description: 'Batches the detectors skipped because Redis failed.' })
+  detectionFailures!: number;
 }
 
 /** Counters of this hub instance (each instance has its own), for operators and tests. */
@@ -48,6 +60,7 @@ export class MetricsController {
     private readonly deltas: DeltaCache,
     private readonly waits: SnapshotWaits,
     private readonly publications: PublicationChannel,
+    private readonly detection: DetectionService,
   ) {}
 
   @Get()
@@ -65,6 +78,10 @@ export class MetricsController {
       announcementsReceived: this.publications.received,
       deltasComputed: deltas.computed,
       deltaCacheBytes: deltas.bytes,
+      detectedBatches: this.detection.counts.batches,
+      detectionFindings: this.detection.counts.findings,
+      automaticBlocks: this.detection.counts.blocks,
+      detectionFailures: this.detection.counts.failures,
     };
   }
 }

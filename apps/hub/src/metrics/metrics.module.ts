@@ -1,7 +1,8 @@
 import { Module } from '@nestjs/common';
+import { DetectionModule } from '../detection/detection.module.js';
 import { PublicationsModule } from '../publications/publications.module.js';
 import { SnapshotsModule } from '../snapshots/snapshots.module.js';
 import { MetricsController } from './metrics.controller.js';
 
-@Module({ imports: [SnapshotsModule, PublicationsModule], controllers: [MetricsController] })
+@Module({ imports: [SnapshotsModule, PublicationsModule, DetectionModule], controllers: [MetricsController] })
 export class MetricsModule {}
