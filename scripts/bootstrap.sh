@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Bootstraps this machine for Rampart, then runs the given command under it.
 #
-#   bash scripts/bootstrap.sh [--apt PKG]... -- COMMAND [ARGS...]
+#   bash scripts/bootstrap.sh [--apt PKG]... [--python-tool NAME==VERSION]... -- COMMAND [ARGS...]
 #
 # Every step is idempotent and silent when there is nothing to do:
 #   1. Node.js >= 22.12: when the machine's node is older, Node 24 LTS is unpacked from the npm
@@ -10,16 +10,21 @@
 #   2. System packages named with --apt are installed with apt-get when their binary is missing.
 #   3. npm dependencies: `npm ci` runs when package-lock.json or the Node ABI changed since the
 #      last install (stamp in node_modules/.rampart-install-stamp).
+#   4. Python tools named with --python-tool (a pinned PyPI requirement, e.g. schemathesis==4.32.5)
+#      are installed into their own venv, .tools/NAME (git-ignored), when it is missing or holds
+#      another version (stamp in .tools/NAME/.rampart-stamp); .tools/NAME/bin goes on PATH.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 tools="$root/.tools"
 apt_packages=()
+python_tools=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --apt) apt_packages+=("$2"); shift 2 ;;
+    --python-tool) python_tools+=("$2"); shift 2 ;;
     --) shift; break ;;
-    *) echo "bootstrap: unknown option $1 (usage: bootstrap.sh [--apt PKG]... -- COMMAND)" >&2; exit 64 ;;
+    *) echo "bootstrap: unknown option $1 (usage: bootstrap.sh [--apt PKG]... [--python-tool NAME==VERSION]... -- COMMAND)" >&2; exit 64 ;;
   esac
 done
 
@@ -75,9 +80,26 @@ ensure_npm_deps() {
   echo "$want" >"$stamp"
 }
 
+ensure_python_tools() {
+  for spec in "${python_tools[@]}"; do
+    local name="${spec%%==*}" venv
+    venv="$tools/$name"
+    if [ "$(cat "$venv/.rampart-stamp" 2>/dev/null)" != "$spec" ]; then
+      say "installing $spec from PyPI into .tools/$name"
+      # The venv is made where it stays: its scripts name their interpreter by absolute path.
+      rm -rf "$venv" && mkdir -p "$tools"
+      python3 -m venv "$venv"
+      "$venv/bin/pip" install --quiet --disable-pip-version-check --no-input "$spec" >/dev/null
+      echo "$spec" >"$venv/.rampart-stamp"
+    fi
+    export PATH="$venv/bin:$PATH"
+  done
+}
+
 ensure_node
 ensure_apt
 ensure_npm_deps
+ensure_python_tools
 export PATH="$root/node_modules/.bin:$PATH"
 export TURBO_TELEMETRY_DISABLED=1 DO_NOT_TRACK=1
 cd "$root"

@@ -34,8 +34,30 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
       )
       .build(),
   );
-  const schemas = { ...document.components?.schemas };
+  const schemas: Record<string, object> = { ...document.components?.schemas };
   for (const [name, schema] of components) schemas[name] = schema;
+  // DTO bodies are closed: the ValidationPipe refuses unknown properties (forbidNonWhitelisted).
+  for (const name of bodyComponents(document)) {
+    if (components.has(name)) continue; // a validator's own schema says it already
+    const schema = schemas[name] as { additionalProperties?: unknown } | undefined;
+    if (schema && schema.additionalProperties === undefined) schema.additionalProperties = false;
+  }
   document.components = { ...document.components, schemas };
   return document;
+}
+
+/** Components that are request bodies. */
+function bodyComponents(document: OpenAPIObject): Set<string> {
+  const names = new Set<string>();
+  for (const operations of Object.values(document.paths)) {
+    for (const operation of Object.values(operations) as {
+      requestBody?: { content?: Record<string, { schema?: { $ref?: string } }> };
+    }[]) {
+      for (const media of Object.values(operation.requestBody?.content ?? {})) {
+        const ref = media.schema?.$ref;
+        if (ref?.startsWith('#/components/schemas/')) names.add(ref.slice(21));
+      }
+    }
+  }
+  return names;
 }

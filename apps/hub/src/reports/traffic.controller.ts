@@ -6,9 +6,10 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsISO8601, IsOptional, IsString, Length, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, Length, Max, Min } from 'class-validator';
 import { AdminAuth } from '../auth/admin.guard.js';
 import { ApiProblems } from '../http/problem-details.js';
+import { DATE_TIME_PATTERN, IsDateTime } from '../http/validation.js';
 import { SitesService } from '../sites/sites.service.js';
 import { ACTIONS, MODES, OUTCOMES } from './report-batch.js';
 import { DIMENSIONS, type Dimension, ReportStore } from './report-store.js';
@@ -19,17 +20,19 @@ export class WindowQuery {
   @ApiPropertyOptional({
     description: 'Start of the window (ISO 8601); default an hour before `to`.',
     format: 'date-time',
+    pattern: DATE_TIME_PATTERN,
   })
   @IsOptional()
-  @IsISO8601({ strict: true }, { message: 'from must be an ISO 8601 date-time' })
+  @IsDateTime()
   from?: string;
 
   @ApiPropertyOptional({
     description: 'End of the window (ISO 8601, exclusive); default now.',
     format: 'date-time',
+    pattern: DATE_TIME_PATTERN,
   })
   @IsOptional()
-  @IsISO8601({ strict: true }, { message: 'to must be an ISO 8601 date-time' })
+  @IsDateTime()
   to?: string;
 }
 
@@ -83,9 +86,10 @@ export class EventsQuery {
   @ApiPropertyOptional({
     description: 'Only events before this time (ISO 8601): the next page.',
     format: 'date-time',
+    pattern: DATE_TIME_PATTERN,
   })
   @IsOptional()
-  @IsISO8601({ strict: true }, { message: 'before must be an ISO 8601 date-time' })
+  @IsDateTime()
   before?: string;
 
   @ApiPropertyOptional({ type: 'integer', default: 50, minimum: 1, maximum: 500 })

@@ -59,10 +59,7 @@ export class SitesController {
   @ApiBody({ type: RotateKeyDto, required: false })
   @ApiCreatedResponse({ type: IssuedKeyView, description: 'The new key (shown once).' })
   @ApiProblems(JSON_BODY_PROBLEMS, { 404: 'No such site.' })
-  rotate(
-    @Param('siteId') siteId: string,
-    @Body() body: RotateKeyDto | undefined,
-  ): Promise<IssuedKeyView> {
+  rotate(@Param('siteId') siteId: string, @Body() body?: RotateKeyDto): Promise<IssuedKeyView> {
     return this.sites.rotateKey(siteId, body?.revokeExisting ?? true);
   }
 

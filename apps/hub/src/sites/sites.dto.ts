@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsBoolean, IsOptional, IsString, Length, Matches } from 'class-validator';
+import { IsBoolean, IsString, Length, Matches } from 'class-validator';
+import { Optional } from '../http/validation.js';
 
 const SITE_ID = /^[a-z0-9][a-z0-9-]{2,63}$/;
 
@@ -19,7 +20,7 @@ export class CreateSiteDto {
     example: 'shop',
     pattern: SITE_ID.source,
   })
-  @IsOptional()
+  @Optional()
   @Matches(SITE_ID, { message: 'id must be 3-64 characters of a-z, 0-9 and -' })
   id?: string;
 }
@@ -30,7 +31,7 @@ export class RotateKeyDto {
       'Revoke every existing key of the site (default true). False keeps them for a grace period you end with DELETE.',
     default: true,
   })
-  @IsOptional()
+  @Optional()
   @IsBoolean()
   revokeExisting?: boolean;
 }
