@@ -201,16 +201,19 @@ describe.each(DATABASE_KINDS)('report ingestion on %s', (kind) => {
     });
     const answer = await post(broken);
     expect(answer.status).toBe(400);
+    expect(answer.headers.get('content-type')).toBe('application/problem+json');
     const body = (await answer.json()) as {
-      message: string;
+      status: number;
+      detail: string;
       issues: { field: string; reason: string }[];
     };
+    expect(body.status).toBe(400);
     expect(body.issues.map((i) => i.field)).toEqual([
       'batchId',
       'events[1].time',
       'events[1].outcome',
     ]);
-    expect(body.message).toMatch(/^batchId: must be 8-64 characters .* \(and 2 more\)$/);
+    expect(body.detail).toMatch(/^batchId: must be 8-64 characters .* \(and 2 more\)$/);
     for (const [junk, why] of [
       [{ version: 2 }, 'version'],
       [[1, 2, 3], '(body)'],
