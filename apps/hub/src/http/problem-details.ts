@@ -3,7 +3,7 @@
  * `application/problem+json`.
  *
  * ```json
- * { "type": "about:blank", "title": "Unprocessable Content", "status": 422,
+ * { "type": "about:blank", "title": "Unprocessable Entity", "status": 422,
  *   "detail": "rules[0] (id \"geo\"): countries[0]: must be an ISO 3166-1 alpha-2 code such as \"DE\"",
  *   "instance": "/v1/sites/shop/rules",
  *   "issues": [{ "field": "countries[0]", "reason": "must be ...", "index": 0, "ruleId": "geo" }] }
