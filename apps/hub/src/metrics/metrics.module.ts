@@ -4,5 +4,8 @@ import { PublicationsModule } from '../publications/publications.module.js';
 import { SnapshotsModule } from '../snapshots/snapshots.module.js';
 import { MetricsController } from './metrics.controller.js';
 
-@Module({ imports: [SnapshotsModule, PublicationsModule, DetectionModule], controllers: [MetricsController] })
+@Module({
+  imports: [SnapshotsModule, PublicationsModule, DetectionModule],
+  controllers: [MetricsController],
+})
 export class MetricsModule {}
