@@ -439,7 +439,8 @@ function fieldSchema(spec: FieldSpec): JsonSchema {
       return { type: 'string', enum: [...spec.values], description };
     case 'integer':
       return {
-        type: spec.nullable ? ['integer', 'null'] : 'integer',
+        type: 'integer',
+        ...(spec.nullable ? { nullable: true } : {}),
         minimum: spec.min,
         maximum: spec.max,
         description,
@@ -457,7 +458,8 @@ function fieldSchema(spec: FieldSpec): JsonSchema {
 }
 
 /**
- * The JSON Schema of a settings document (`full`: every detector and field present, as the hub
+ * The JSON Schema (the subset OpenAPI 3.0 shares: `nullable`, not type arrays) of a settings
+ * document (`full`: every detector and field present, as the hub
  * answers; otherwise any subset, as a PUT may send).
  */
 export function detectionSettingsSchema(full: boolean): JsonSchema {

@@ -9,21 +9,20 @@
  * - `GET|DELETE /v1/sites/:siteId/automatic-blocks/:blockId`: one block; DELETE revokes it
  *   (out of the next snapshot, built at once) and answers the revoked block.
  */
-import { Body, Controller, Delete, Get, Param, Put, Query, UseGuards } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Param, Put, Query } from '@nestjs/common';
 import {
-  ApiBearerAuth,
   ApiBody,
   ApiExtraModels,
-  ApiNotFoundResponse,
   ApiOkResponse,
   ApiProperty,
   ApiPropertyOptional,
   ApiTags,
-  ApiUnprocessableEntityResponse,
 } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, Max, Min } from 'class-validator';
-import { AdminGuard } from '../auth/admin.guard.js';
+import { AdminAuth } from '../auth/admin.guard.js';
+import { schemaComponent } from '../http/openapi.js';
+import { ApiProblems, JSON_BODY_PROBLEMS } from '../http/problem-details.js';
 import {
   AutomaticBlocksService,
   type AutomaticBlockView,
@@ -45,7 +44,7 @@ export class BlocksQuery {
   @IsIn(STATUSES, { message: `status must be one of ${STATUSES.join(', ')}` })
   status?: BlockStatus;
 
-  @ApiPropertyOptional({ default: 100, minimum: 1, maximum: 1000 })
+  @ApiPropertyOptional({ type: 'integer', default: 100, minimum: 1, maximum: 1000 })
   @IsOptional()
   @Type(() => Number)
   @IsInt({ message: 'limit must be a whole number' })
@@ -54,27 +53,74 @@ export class BlocksQuery {
   limit?: number;
 }
 
+const SUBJECT_SCHEMA = schemaComponent('BlockSubject', {
+  description: 'What an automatic block covers.',
+  oneOf: [
+    {
+      type: 'object',
+      required: ['kind', 'addresses'],
+      properties: {
+        kind: { type: 'string', enum: ['ip'] },
+        addresses: { type: 'array', items: { type: 'string' } },
+      },
+    },
+    {
+      type: 'object',
+      required: ['kind', 'asn'],
+      properties: { kind: { type: 'string', enum: ['asn'] }, asn: { type: 'integer' } },
+    },
+    {
+      type: 'object',
+      required: ['kind', 'country'],
+      properties: { kind: { type: 'string', enum: ['country'] }, country: { type: 'string' } },
+    },
+    {
+      type: 'object',
+      required: ['kind', 'name', 'value'],
+      properties: {
+        kind: { type: 'string', enum: ['header'] },
+        name: { type: 'string' },
+        value: { type: 'string' },
+      },
+    },
+  ],
+});
+
+const EVIDENCE_SCHEMA = schemaComponent('BlockEvidence', {
+  type: 'object',
+  description: 'Why the detector fired.',
+  required: ['count', 'threshold', 'windowSeconds', 'sampleRequestIds'],
+  properties: {
+    count: { type: 'integer', description: 'What was counted within the window.' },
+    threshold: { type: 'integer' },
+    windowSeconds: { type: 'integer' },
+    attempts: { type: 'integer', description: 'Share detectors: the logins judged.' },
+    share: { type: 'number', description: 'Share detectors: the share of them that failed.' },
+    account: { type: 'string', description: 'The account (its HMAC) of a distributed attack.' },
+    addresses: { type: 'integer', description: 'Distinct addresses the failures came from.' },
+    ruleId: { type: 'string', description: 'The rate-limit rule whose budget was exceeded.' },
+    key: { type: 'string', description: 'Its key.' },
+    sampleRequestIds: { type: 'array', items: { type: 'string' } },
+  },
+});
+
+const SETTINGS_SCHEMA = schemaComponent('DetectionSettings', detectionSettingsSchema(true));
+const SETTINGS_UPDATE_SCHEMA = schemaComponent(
+  'DetectionSettingsUpdate',
+  detectionSettingsSchema(false),
+);
+
 export class AutomaticBlockRecord implements AutomaticBlockView {
   @ApiProperty() id!: string;
   @ApiProperty({ description: 'The rule id in the snapshot, as reports name it.' })
   ruleId!: string;
   @ApiProperty() detector!: string;
-  @ApiProperty({
-    description:
-      'What is blocked: {kind: ip, addresses}, {kind: asn, asn}, {kind: country, country} or {kind: header, name, value}.',
-    type: 'object',
-    additionalProperties: true,
-  })
+  @ApiProperty({ allOf: [SUBJECT_SCHEMA] })
   subject!: BlockSubject;
   @ApiProperty({ enum: ['enforce', 'monitor'] }) mode!: 'enforce' | 'monitor';
   @ApiProperty({ enum: ['block', 'rate_limit'] }) action!: 'block' | 'rate_limit';
   @ApiProperty({ enum: STATUSES }) status!: BlockStatus;
-  @ApiProperty({
-    description:
-      'count, threshold, windowSeconds, sampleRequestIds; attempts and share, account and addresses, ruleId and key where the detector has them.',
-    type: 'object',
-    additionalProperties: true,
-  })
+  @ApiProperty({ allOf: [EVIDENCE_SCHEMA] })
   evidence!: Evidence;
   @ApiProperty() createdAt!: string;
   @ApiProperty() expiresAt!: string;
@@ -83,8 +129,8 @@ export class AutomaticBlockRecord implements AutomaticBlockView {
 }
 
 @ApiTags('detection')
-@ApiBearerAuth('admin')
-@UseGuards(AdminGuard)
+@AdminAuth()
+@ApiProblems({ 404: 'No such site.' })
 @ApiExtraModels(AutomaticBlockRecord)
 @Controller('v1/sites/:siteId')
 export class DetectionController {
@@ -94,27 +140,24 @@ export class DetectionController {
   ) {}
 
   @Get('detection')
-  @ApiOkResponse({ schema: detectionSettingsSchema(true) })
-  @ApiNotFoundResponse({ description: 'No such site.' })
+  @ApiOkResponse({ schema: SETTINGS_SCHEMA })
   getSettings(@Param('siteId') siteId: string): Promise<DetectionSettings> {
     return this.settings.get(siteId);
   }
 
   @Put('detection')
-  @ApiBody({ schema: detectionSettingsSchema(false) })
-  @ApiOkResponse({
-    schema: detectionSettingsSchema(true),
-    description: 'The settings now in force.',
+  @ApiBody({ schema: SETTINGS_UPDATE_SCHEMA, required: true })
+  @ApiOkResponse({ schema: SETTINGS_SCHEMA, description: 'The settings now in force.' })
+  @ApiProblems(JSON_BODY_PROBLEMS, {
+    422: 'A setting is invalid (`issues` names each); nothing was changed.',
   })
-  @ApiNotFoundResponse({ description: 'No such site.' })
-  @ApiUnprocessableEntityResponse({ description: 'A setting is invalid; `issues` names each.' })
   putSettings(@Param('siteId') siteId: string, @Body() body: unknown): Promise<DetectionSettings> {
     return this.settings.update(siteId, body);
   }
 
   @Get('automatic-blocks')
   @ApiOkResponse({ type: [AutomaticBlockRecord], description: 'Newest first.' })
-  @ApiNotFoundResponse({ description: 'No such site.' })
+  @ApiProblems({ 400: 'A query parameter is invalid (`issues` names each).' })
   list(
     @Param('siteId') siteId: string,
     @Query() query: BlocksQuery,
@@ -124,7 +167,7 @@ export class DetectionController {
 
   @Get('automatic-blocks/:blockId')
   @ApiOkResponse({ type: AutomaticBlockRecord })
-  @ApiNotFoundResponse({ description: 'No such site or block.' })
+  @ApiProblems({ 404: 'No such site or block.' })
   get(
     @Param('siteId') siteId: string,
     @Param('blockId') blockId: string,
@@ -134,7 +177,7 @@ export class DetectionController {
 
   @Delete('automatic-blocks/:blockId')
   @ApiOkResponse({ type: AutomaticBlockRecord, description: 'The block, now revoked.' })
-  @ApiNotFoundResponse({ description: 'No such site or block.' })
+  @ApiProblems({ 404: 'No such site or block.' })
   revoke(
     @Param('siteId') siteId: string,
     @Param('blockId') blockId: string,

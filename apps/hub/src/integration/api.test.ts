@@ -112,8 +112,6 @@ describe.each(DATABASE_KINDS)('hub management API on %s', (kind) => {
     }
     // Every guarded operation declares its 401, and every error is a problem.
     for (const [path, operations] of Object.entries(body.paths)) {
-      // Not yet in the contract (contract.schemathesis.toml says why): the detection endpoints.
-      if (/\/(detection|automatic-blocks)/.test(path)) continue;
       for (const [method, operation] of Object.entries(operations) as [
         string,
         { security?: unknown[]; responses: Record<string, { content?: object }> },
