@@ -13,12 +13,17 @@ import {
   type OnModuleInit,
 } from '@nestjs/common';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, type SqliteDatabase, SqliteDialect, sql } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import pg from 'pg';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { migrationProvider } from './migrations/migration-provider.js';
 import { HubSchema } from './schema.js';
+import {
+  type Checkpointer,
+  FALLBACK_CHECKPOINT_PAGES,
+  startCheckpointer,
+} from './sqlite-checkpointer.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -27,6 +32,7 @@ export class DatabaseService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger(DatabaseService.name);
   readonly db: Kysely<HubSchema>;
   readonly dialect: Dialect;
+  private readonly checkpointer: Checkpointer | undefined;
 
   constructor(@Inject(HUB_CONFIG) config: HubConfig) {
     if (config.databaseUrl) {
@@ -44,11 +50,16 @@ export class DatabaseService implements OnModuleInit, OnModuleDestroy {
     } else {
       this.dialect = 'sqlite';
       mkdirSync(config.dataDir, { recursive: true });
-      const file = new SQLite(join(config.dataDir, 'hub.sqlite'));
+      const path = join(config.dataDir, 'hub.sqlite');
+      const file = new SQLite(path);
       file.pragma('journal_mode = WAL');
       file.pragma('foreign_keys = ON');
       file.pragma('busy_timeout = 5000');
-      this.db = new Kysely<HubSchema>({ dialect: new SqliteDialect({ database: file }) });
+      file.pragma(`wal_autocheckpoint = ${FALLBACK_CHECKPOINT_PAGES}`);
+      this.checkpointer = startCheckpointer(path, this.logger);
+      this.db = new Kysely<HubSchema>({
+        dialect: new SqliteDialect({ database: withStatementCache(file) }),
+      });
     }
   }
 
@@ -69,6 +80,33 @@ export class DatabaseService implements OnModuleInit, OnModuleDestroy {
   }
 
   async onModuleDestroy(): Promise<void> {
+    await this.checkpointer?.stop();
     await this.db.destroy();
   }
+}
+
+/** Prepared statements kept per SQLite connection (least recently used out). */
+const STATEMENT_CACHE = 256;
+
+/**
+ * `file` as Kysely's SQLite dialect sees it, with its prepared statements reused: Kysely asks
+ * for a new one for every query it runs, and compiling the SQL again each time was a good part
+ * of the cost of a report batch. Statements run one at a time on the one connection, and none
+ * is left iterating (the hub never streams a query), so sharing them is safe.
+ */
+function withStatementCache(file: SQLite.Database): SqliteDatabase {
+  const cache = new Map<string, SQLite.Statement>();
+  return {
+    close: () => file.close(),
+    prepare: (source) => {
+      let statement = cache.get(source);
+      if (statement) cache.delete(source);
+      else {
+        statement = file.prepare(source);
+        if (cache.size >= STATEMENT_CACHE) cache.delete(cache.keys().next().value as string);
+      }
+      cache.set(source, statement);
+      return statement;
+    },
+  };
 }

@@ -2,7 +2,9 @@
  * Which country and AS a client address is in, by the site's own snapshot: the datasets its
  * rules are evaluated with. The newest snapshot of each site is kept open (range tables shared
  * with the previous one when the datasets did not change, so a rule change costs nothing here)
- * and reopened when a newer version is published.
+ * and reopened when a newer version is published. Each open snapshot remembers the labels of the
+ * addresses it was last asked about: the same few thousand addresses come back in every batch
+ * of an attack, and looking one up in the range tables costs more than remembering it.
  */
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { labelsOfAddress } from '@rampart/rules-core/ip/range-table';
@@ -14,9 +16,13 @@ import type { AddressLabels, Labeler } from './report-store.js';
 
 const NONE: Labeler = () => ({ country: null, asn: null });
 
+/** Addresses whose labels each open snapshot remembers (a botnet sends batch after batch). */
+const REMEMBERED = 50_000;
+
 interface Open {
   readonly sha256: string;
   readonly snapshot: Snapshot;
+  readonly label: Labeler;
 }
 
 @Injectable()
@@ -46,7 +52,7 @@ export class AddressLabelsService implements OnModuleDestroy {
       }
     }
     const current = await entry.opening;
-    return current ? labelerOf(current.snapshot) : NONE;
+    return current ? current.label : NONE;
   }
 
   onModuleDestroy(): void {
@@ -62,7 +68,7 @@ export class AddressLabelsService implements OnModuleDestroy {
         reuseTablesOf: previous?.snapshot,
       });
       previous?.snapshot.close();
-      return { sha256, snapshot };
+      return { sha256, snapshot, label: remembering(labelerOf(snapshot)) };
     } catch {
       return previous; // a removed or unreadable file: keep labelling with what we had
     }
@@ -78,5 +84,19 @@ export function labelerOf(snapshot: Snapshot): Labeler {
       country: country.length > 0 ? unpackCountry(country[0] as number) : null,
       asn: asn.length > 0 ? (asn[0] as number) : null,
     };
+  };
+}
+
+/** `label`, remembering the answers for up to {@link REMEMBERED} addresses (then starting over). */
+function remembering(label: Labeler): Labeler {
+  const known = new Map<string, AddressLabels>();
+  return (ip: string): AddressLabels => {
+    let labels = known.get(ip);
+    if (labels === undefined) {
+      if (known.size >= REMEMBERED) known.clear();
+      labels = label(ip);
+      known.set(ip, labels);
+    }
+    return labels;
   };
 }
