@@ -45,6 +45,7 @@ import { type Hub, startHub } from '@rampart/test-services/hub';
 import { type PostgresServerHandle, startPostgres } from '@rampart/test-services/postgres-server';
 import { baseEnvironment, startServiceProcess } from '@rampart/test-services/service-process';
 import { Queue } from 'bullmq';
+import { datasetBody, uploadDataset } from './hub-datasets.ts';
 import { type Kind, makeBatches, type Sent } from './ingest-traffic.ts';
 
 const SECONDS = positiveInt('BENCH_SECONDS', 20);
@@ -289,23 +290,6 @@ function resultOf(
 // ---------------------------------------------------------------------------------------------
 // The hub.
 
-async function upload(hub: Hub, kind: string, name: string, body: Buffer): Promise<void> {
-  const response = await fetch(`${hub.url}/v1/datasets/${kind}/${name}`, {
-    method: 'PUT',
-    headers: { authorization: `Bearer ${hub.adminToken}`, 'content-type': 'text/csv' },
-    body,
-    signal: AbortSignal.timeout(600_000),
-  });
-  if (response.status >= 300)
-    throw new Error(`upload ${kind}/${name}: ${response.status} ${await response.text()}`);
-}
-
-function datasetBody(file: string): Buffer {
-  const text = readFileSync(file);
-  if (LINES === undefined) return text;
-  return Buffer.from(`${text.toString('utf8').split('\n').slice(0, LINES).join('\n')}\n`);
-}
-
 /**
  * Turns every detector of the site off, through the hub's detection API (where the hub has
  * one): the bench's traffic is an attack, and the automatic blocks it would publish start a
@@ -327,10 +311,10 @@ async function switchDetectionOff(hub: Hub): Promise<void> {
 /** A hub with the datasets and a site whose first snapshot is built; resolves with its key. */
 async function prepareHub(hub: Hub): Promise<string> {
   const files = resolveDatasetFiles();
-  await upload(hub, 'country', 'geo-v4', datasetBody(files.country.files[0]));
-  await upload(hub, 'country', 'geo-v6', datasetBody(files.country.files[1]));
-  await upload(hub, 'asn', 'asn-v4', datasetBody(files.asn.files[0]));
-  await upload(hub, 'asn', 'asn-v6', datasetBody(files.asn.files[1]));
+  await uploadDataset(hub, 'country', 'geo-v4', datasetBody(files.country.files[0], LINES));
+  await uploadDataset(hub, 'country', 'geo-v6', datasetBody(files.country.files[1], LINES));
+  await uploadDataset(hub, 'asn', 'asn-v4', datasetBody(files.asn.files[0], LINES));
+  await uploadDataset(hub, 'asn', 'asn-v6', datasetBody(files.asn.files[1], LINES));
   const key = await hub.createSite(SITE);
   if (!DETECTION) await switchDetectionOff(hub);
   await hub.addRule(SITE, {

@@ -24,6 +24,7 @@ import { gunzipSync } from 'node:zlib';
 import { resolveDatasetFiles } from '@rampart/rules-core/bench/dataset-files';
 import { applyPageDelta } from '@rampart/rules-core/snapshot/page-delta';
 import { type Hub, startHub } from '@rampart/test-services/hub';
+import { datasetBody, uploadDataset } from './hub-datasets.ts';
 
 const CLIENTS = positiveInt('BENCH_CLIENTS', 300);
 const LINES = process.env.BENCH_DATASET_LINES ? positiveInt('BENCH_DATASET_LINES', 1) : undefined;
@@ -79,23 +80,6 @@ const siteGet = (hub: Hub, key: string, path: string, etag?: string) =>
     'accept-encoding': 'gzip',
     ...(etag ? { 'if-none-match': etag } : {}),
   });
-
-async function upload(hub: Hub, kind: string, name: string, body: Buffer | string): Promise<void> {
-  const response = await fetch(`${hub.url}/v1/datasets/${kind}/${name}`, {
-    method: 'PUT',
-    headers: { authorization: `Bearer ${hub.adminToken}`, 'content-type': 'text/csv' },
-    body,
-    signal: AbortSignal.timeout(600_000),
-  });
-  if (response.status >= 300)
-    throw new Error(`upload ${kind}/${name}: ${response.status} ${await response.text()}`);
-}
-
-function datasetBody(file: string): Buffer {
-  const text = readFileSync(file);
-  if (LINES === undefined) return text;
-  return Buffer.from(`${text.toString('utf8').split('\n').slice(0, LINES).join('\n')}\n`);
-}
 
 /** The hub process's resident memory, in MB (Linux). */
 function rssMb(pid: number | undefined): number {
@@ -245,11 +229,11 @@ async function main(): Promise<void> {
     progress(
       `hub on ${hub.url}; uploading ${files.country.name} and ${files.asn.name}${LINES ? ` (first ${LINES} lines each)` : ''}`,
     );
-    await upload(hub, 'country', 'geo-v4', datasetBody(files.country.files[0]));
-    await upload(hub, 'country', 'geo-v6', datasetBody(files.country.files[1]));
-    await upload(hub, 'asn', 'asn-v6', datasetBody(files.asn.files[1]));
-    const asn4 = datasetBody(files.asn.files[0]);
-    await upload(hub, 'asn', 'asn-v4', asn4);
+    await uploadDataset(hub, 'country', 'geo-v4', datasetBody(files.country.files[0], LINES));
+    await uploadDataset(hub, 'country', 'geo-v6', datasetBody(files.country.files[1], LINES));
+    await uploadDataset(hub, 'asn', 'asn-v6', datasetBody(files.asn.files[1], LINES));
+    const asn4 = datasetBody(files.asn.files[0], LINES);
+    await uploadDataset(hub, 'asn', 'asn-v4', asn4);
     const key = await hub.createSite(SITE);
     await hub.addRule(SITE, {
       id: 'no-wp',
@@ -275,7 +259,7 @@ async function main(): Promise<void> {
     });
     const lines = asn4.toString('utf8').trimEnd().split('\n');
     const data = await stampede(hub, key, 'dataset change', () =>
-      upload(hub, 'asn', 'asn-v4', `${lines.slice(0, -1).join('\n')}\n`),
+      uploadDataset(hub, 'asn', 'asn-v4', `${lines.slice(0, -1).join('\n')}\n`),
     );
     const rssAfterMb = rssMb(hub.pid);
 
