@@ -79,6 +79,12 @@ async function main(): Promise<void> {
     }
     if (req.headers['if-none-match'] === `"${current.sha256}"`)
       return void res.writeHead(304).end();
+    // The version lookup the client polls (no delta: the swap measured is a whole new file).
+    if (req.url?.startsWith('/v1/snapshot/version')) {
+      const { version, sha256 } = current;
+      const answer = JSON.stringify({ version, sha256, url: `/v1/snapshots/${sha256}`, delta: null });
+      return void res.writeHead(200, { 'content-type': 'application/json' }).end(answer);
+    }
     res.writeHead(200, {
       'x-rampart-snapshot-sha256': current.sha256,
       'x-rampart-snapshot-version': String(current.version),
