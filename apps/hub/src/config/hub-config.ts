@@ -141,6 +141,13 @@ export class HubEnvironment {
   @Max(3660)
   HUB_TRAFFIC_RETENTION_DAYS = 14;
 
+  /** How long a dashboard session lasts after login (hours); it ends sooner at logout. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(24 * 30)
+  HUB_SESSION_HOURS = 12;
+
   /** Whether X-Forwarded-For from a reverse proxy in front of the hub is believed. */
   @IsIn(['true', 'false'])
   HUB_TRUST_PROXY: 'true' | 'false' = 'false';
@@ -185,6 +192,7 @@ export interface HubConfig {
   readonly eventRetentionHours: number;
   readonly trafficRetentionDays: number;
   readonly retentionIntervalMs: number;
+  readonly sessionHours: number;
   readonly trustProxy: boolean;
   readonly logLevel: HubEnvironment['HUB_LOG_LEVEL'];
 }
@@ -210,6 +218,7 @@ export function hubConfigFrom(env: HubEnvironment): HubConfig {
     eventRetentionHours: env.HUB_EVENT_RETENTION_HOURS,
     trafficRetentionDays: env.HUB_TRAFFIC_RETENTION_DAYS,
     retentionIntervalMs: env.HUB_RETENTION_INTERVAL_MS,
+    sessionHours: env.HUB_SESSION_HOURS,
     trustProxy: env.HUB_TRUST_PROXY === 'true',
     logLevel: env.HUB_LOG_LEVEL,
   };

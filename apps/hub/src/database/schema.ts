@@ -178,6 +178,14 @@ export interface AutomaticBlocksTable {
   expiry_built: number;
 }
 
+export interface SessionsTable {
+  /** SHA-256 (hex) of the session cookie's token. */
+  token_hash: string;
+  csrf_token: string;
+  created_at: string;
+  expires_at: string;
+}
+
 export interface MigrationsTable {
   name: string;
   applied_at: string;
@@ -198,5 +206,6 @@ export interface HubSchema {
   report_events: ReportEventsTable;
   signal_minutes: SignalMinutesTable;
   detection_settings: DetectionSettingsTable;
+  sessions: SessionsTable;
   automatic_blocks: AutomaticBlocksTable;
 }

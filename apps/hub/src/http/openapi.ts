@@ -32,6 +32,16 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
         { type: 'http', scheme: 'bearer', description: 'a site key (rk_...)' },
         'site-key',
       )
+      .addCookieAuth(
+        'rampart_session',
+        {
+          type: 'apiKey',
+          in: 'cookie',
+          description:
+            'a dashboard session (POST /v1/session); writes also need its X-CSRF-Token header',
+        },
+        'session',
+      )
       .build(),
   );
   const schemas: Record<string, object> = { ...document.components?.schemas };

@@ -257,6 +257,84 @@ describe.each(DATABASE_KINDS)('hub management API on %s', (kind) => {
       expect(snapshot.status).toBe(401);
     });
 
+    it('opens dashboard sessions: cookie flags, CSRF token on writes, logout', async () => {
+      const from = '198.51.100.20';
+      const wrong = await c().admin(
+        'POST',
+        '/v1/session',
+        { token: 'nope' },
+        { token: null, from },
+      );
+      expect(wrong.status).toBe(401);
+      expect(wrong.headers.get('set-cookie')).toBeNull();
+      const missing = await c().admin('POST', '/v1/session', {}, { token: null, from });
+      expect(missing.status).toBe(400);
+
+      const login = await c().admin<{ csrfToken: string; expiresAt: string }>(
+        'POST',
+        '/v1/session',
+        { token: stack.hub.adminToken },
+        { token: null, from },
+      );
+      expect(login.status, login.text).toBe(201);
+      const setCookie = login.headers.get('set-cookie') ?? '';
+      const attributes = setCookie.split('; ');
+      expect(attributes[0]).toMatch(/^rampart_session=[A-Za-z0-9_-]{43}$/);
+      expect(attributes).toHaveLength(5);
+      expect(attributes).toEqual(
+        expect.arrayContaining([
+          'HttpOnly',
+          'Path=/',
+          'SameSite=Strict',
+          expect.stringMatching(/^Expires=/),
+        ]),
+      );
+      expect(Date.parse(login.body.expiresAt) - Date.now()).toBeGreaterThan(11 * 3_600_000);
+      const cookie = setCookie.split(';')[0] ?? '';
+      const asSession = (csrf?: string) => ({
+        token: null,
+        from,
+        headers: { cookie, ...(csrf === undefined ? {} : { 'x-csrf-token': csrf }) },
+      });
+
+      expect((await c().admin('GET', '/v1/sites', undefined, asSession())).status).toBe(200);
+      const current = await c().admin('GET', '/v1/session', undefined, asSession());
+      expect(current.body).toEqual(login.body);
+      const site = { name: 'by session', id: 'by-session' };
+      const forged = await c().admin('POST', '/v1/sites', site, asSession());
+      expect(forged.status).toBe(403);
+      expect(forged.text).toContain('CSRF');
+      const wrongCsrf = await c().admin('POST', '/v1/sites', site, asSession('x'.repeat(43)));
+      expect(wrongCsrf.status).toBe(403);
+      expect((await c().admin('GET', '/v1/sites/by-session')).status).toBe(404);
+      const made = await c().admin('POST', '/v1/sites', site, asSession(login.body.csrfToken));
+      expect(made.status, made.text).toBe(201);
+
+      // Outside loopback the cookie is Secure (behind a TLS proxy that sets the Host).
+      const remote = await c().admin(
+        'POST',
+        '/v1/session',
+        { token: stack.hub.adminToken },
+        { token: null, from, headers: { host: 'hub.example' } },
+      );
+      expect(remote.headers.get('set-cookie')?.split('; ')).toContain('Secure');
+
+      expect((await c().admin('DELETE', '/v1/session', undefined, asSession())).status).toBe(403);
+      const out = await c().admin(
+        'DELETE',
+        '/v1/session',
+        undefined,
+        asSession(login.body.csrfToken),
+      );
+      expect(out.status).toBe(204);
+      const cleared = out.headers.get('set-cookie') ?? '';
+      expect(cleared).toMatch(/^rampart_session=;/);
+      expect(cleared).toContain('Expires=Thu, 01 Jan 1970');
+      expect((await c().admin('GET', '/v1/sites', undefined, asSession())).status).toBe(401);
+      // A bearer token is not a session.
+      expect((await c().admin('GET', '/v1/session')).status).toBe(401);
+    });
+
     it('rotates keys: revoking by default, or keeping old keys until deleted', async () => {
       const { key: first } = await c().createSite('rotating', 'rotating');
       // No snapshot yet: an authenticated request gets 404, an unauthenticated one 401.

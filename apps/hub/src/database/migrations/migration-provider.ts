@@ -3,6 +3,7 @@ import { initial } from './001-initial.js';
 import { reports } from './002-reports.js';
 import { signalKeys } from './003-signal-keys.js';
 import { detection } from './004-detection.js';
+import { sessions } from './005-sessions.js';
 
 /** Every migration, by name; names sort in the order they apply. Never rename or edit one. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -10,6 +11,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '002-reports': reports,
   '003-signal-keys': signalKeys,
   '004-detection': detection,
+  '005-sessions': sessions,
 };
 
 /** Migrations compiled into the hub (no directory scanning, so the build output is self-contained). */
