@@ -12,12 +12,13 @@
  *   rule carries `expiresAt`).
  */
 import { randomUUID } from 'node:crypto';
-import { Injectable, Logger, NotFoundException } from '@nestjs/common';
+import { ConflictException, Injectable, Logger, NotFoundException } from '@nestjs/common';
 import type { Rule } from '@rampart/rules-core/rules/model';
 import { BuildQueueService } from '../builds/build-queue.service.js';
 import { DatabaseService } from '../database/database.service.js';
 import type { AutomaticBlocksTable } from '../database/schema.js';
 import type { Labeler } from '../reports/report-store.js';
+import { RulesService } from '../rules/rules.service.js';
 import { SitesService } from '../sites/sites.service.js';
 import { AUTOMATIC_RULE_PREFIX, ruleOf, uncovered } from './automatic-rules.js';
 import { DetectionRedis } from './detection-redis.js';
@@ -57,6 +58,7 @@ export class AutomaticBlocksService {
     private readonly sites: SitesService,
     private readonly builds: BuildQueueService,
     private readonly redis: DetectionRedis,
+    private readonly rules: RulesService,
   ) {}
 
   /** The site's own rules (not the automatic ones), cached briefly: findings come in bursts. */
@@ -185,6 +187,28 @@ export class AutomaticBlocksService {
       await this.redis.counters.release(key).catch(() => undefined);
     await this.rebuild(siteId);
     return this.get(siteId, blockId);
+  }
+
+  /**
+   * Keeps an active block for good: the rule it publishes, without its expiry and under an id of
+   * its own (`kept-<block id>`), becomes one of the site's rules; then the block is revoked, the
+   * rule doing its work from the same build on. Resolves with the new rule.
+   */
+  async keep(siteId: string, blockId: string): Promise<Rule> {
+    const block = await this.get(siteId, blockId);
+    if (block.status !== 'active') {
+      throw new ConflictException(
+        `automatic block "${blockId}" is ${block.status}: only an active block can be kept`,
+      );
+    }
+    const { expiresAt: _expiry, ...rule } = ruleOf(block);
+    const kept = await this.rules.create(siteId, {
+      ...rule,
+      id: `kept-${block.id}`,
+      note: `kept from automatic block ${block.id} (${block.detector}, ${block.createdAt})`,
+    });
+    await this.revoke(siteId, blockId);
+    return kept;
   }
 
   /** Rebuilds every site with blocks that expired since; returns how many sites. */

@@ -8,21 +8,26 @@
  * - `GET /v1/sites/:siteId/automatic-blocks?status=`: newest first.
  * - `GET|DELETE /v1/sites/:siteId/automatic-blocks/:blockId`: one block; DELETE revokes it
  *   (out of the next snapshot, built at once) and answers the revoked block.
+ * - `POST /v1/sites/:siteId/automatic-blocks/:blockId/keep`: the block's rule becomes a
+ *   permanent rule of the site, and the block is revoked.
  */
-import { Body, Controller, Delete, Get, Param, Put, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import {
   ApiBody,
+  ApiCreatedResponse,
   ApiExtraModels,
   ApiOkResponse,
   ApiProperty,
   ApiPropertyOptional,
   ApiTags,
 } from '@nestjs/swagger';
+import type { Rule } from '@rampart/rules-core/rules/model';
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, Max, Min } from 'class-validator';
 import { AdminAuth } from '../auth/admin.guard.js';
 import { schemaComponent } from '../http/openapi.js';
 import { ApiProblems, JSON_BODY_PROBLEMS } from '../http/problem-details.js';
+import { RULE_SCHEMA } from '../rules/rules.dto.js';
 import {
   AutomaticBlocksService,
   type AutomaticBlockView,
@@ -173,6 +178,21 @@ export class DetectionController {
     @Param('blockId') blockId: string,
   ): Promise<AutomaticBlockView> {
     return this.blocks.get(siteId, blockId);
+  }
+
+  @Post('automatic-blocks/:blockId/keep')
+  @HttpCode(201)
+  @ApiCreatedResponse({
+    schema: RULE_SCHEMA,
+    description: "The permanent rule now in the site's rules; the block is revoked.",
+  })
+  @ApiProblems({
+    404: 'No such site or block.',
+    409: 'The block is not active (expired, revoked or allowed).',
+    422: 'The rule could not be added (its id is taken).',
+  })
+  keep(@Param('siteId') siteId: string, @Param('blockId') blockId: string): Promise<Rule> {
+    return this.blocks.keep(siteId, blockId);
   }
 
   @Delete('automatic-blocks/:blockId')

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { BuildsModule } from '../builds/builds.module.js';
+import { RulesModule } from '../rules/rules.module.js';
 import { SitesModule } from '../sites/sites.module.js';
 import { AutomaticBlocksService } from './automatic-blocks.service.js';
 import { DetectionController } from './detection.controller.js';
@@ -9,7 +10,7 @@ import { DetectionSettingsService } from './detection-settings.service.js';
 
 /** Detectors over ingested reports, their settings, and the automatic blocks they publish. */
 @Module({
-  imports: [SitesModule, BuildsModule],
+  imports: [SitesModule, BuildsModule, RulesModule],
   controllers: [DetectionController],
   providers: [DetectionService, DetectionSettingsService, AutomaticBlocksService, DetectionRedis],
   exports: [DetectionService, AutomaticBlocksService],

@@ -6,12 +6,7 @@
  * settings are validated whole.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { gzipSync } from 'node:zlib';
 import type { Rule } from '@rampart/rules-core/rules/model';
-import { openSnapshot } from '@rampart/rules-core/snapshot/reader';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AutomaticBlockView } from '../detection/automatic-blocks.service.js';
 import { DEFAULT_DETECTION_SETTINGS } from '../detection/detection-settings.js';
@@ -22,25 +17,18 @@ import {
   startStack,
   stopPostgres,
 } from '../test-support/hub-stack.js';
+import {
+  loginSignal,
+  postReport,
+  reportBatch,
+  snapshotRules,
+} from '../test-support/report-batches.js';
 
 afterAll(() => stopPostgres());
 
-const scratch = mkdtempSync(join(tmpdir(), 'rampart-detection-'));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-
 const iso = (ms = Date.now()) => new Date(ms).toISOString();
-
-function signal(ip: string, kind: 'login_failed' | 'login_succeeded', account: string | null) {
-  return {
-    kind,
-    requestId: randomUUID(),
-    time: iso(),
-    ip,
-    path: '/login',
-    userAgent: 'python-requests/2.32',
-    account,
-  };
-}
+const signal = loginSignal;
+const batch = reportBatch;
 
 function event(ip: string, userAgent: string) {
   return {
@@ -62,22 +50,6 @@ function event(ip: string, userAgent: string) {
   };
 }
 
-function batch(parts: Record<string, unknown>, instance = 'web-1:1') {
-  return {
-    version: 1,
-    batchId: randomUUID(),
-    instance,
-    snapshotVersion: 1,
-    periodStart: iso(Date.now() - 1000),
-    periodEnd: iso(),
-    passSampleRate: 0.01,
-    dropped: 0,
-    counts: [],
-    events: [],
-    ...parts,
-  };
-}
-
 /** An account's HMAC, as a client would send it (any 64 hex digits do for the hub). */
 const account = (name: string) => Buffer.from(name.padEnd(32, '.')).toString('hex').slice(0, 64);
 
@@ -87,15 +59,7 @@ describe.each(DATABASE_KINDS)('detection on %s', (kind) => {
   const keys = new Map<string, string>();
 
   const post = async (siteId: string, body: unknown) => {
-    const answer = await fetch(`${stack.hub.url}/v1/reports`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'content-encoding': 'gzip',
-        authorization: `Bearer ${keys.get(siteId)}`,
-      },
-      body: gzipSync(JSON.stringify(body)),
-    });
+    const answer = await postReport(stack.hub.url, keys.get(siteId) ?? '', body);
     expect(answer.status, await answer.text()).toBe(202);
   };
 
@@ -113,22 +77,11 @@ describe.each(DATABASE_KINDS)('detection on %s', (kind) => {
     );
 
   /** The rules of the site's current snapshot, as its clients run them. */
-  const snapshotRules = async (siteId: string): Promise<readonly Rule[]> => {
-    const answer = await c().site(keys.get(siteId) ?? '', '/v1/snapshot');
-    expect(answer.status).toBe(200);
-    const path = join(scratch, `${randomUUID()}.sqlite`);
-    writeFileSync(path, answer.bytes);
-    const snapshot = await openSnapshot(path);
-    try {
-      return snapshot.rules;
-    } finally {
-      snapshot.close();
-    }
-  };
+  const snapshotRulesOf = (siteId: string) => snapshotRules(c(), keys.get(siteId) ?? '');
 
   const snapshotHas = (siteId: string, ruleId: string, present = true) =>
     waitFor(`${ruleId} ${present ? 'in' : 'out of'} the snapshot of ${siteId}`, async () =>
-      (await snapshotRules(siteId)).some((r) => r.id === ruleId) === present ? true : undefined,
+      (await snapshotRulesOf(siteId)).some((r) => r.id === ruleId) === present ? true : undefined,
     );
 
   /** A site of its own per test, with `settings` over the defaults and `rules`. */
@@ -233,7 +186,7 @@ describe.each(DATABASE_KINDS)('detection on %s', (kind) => {
     expect(Date.parse(block.expiresAt) - Date.parse(block.createdAt)).toBe(3600_000);
     await c().waitForVersion(id, version + 1);
     await snapshotHas(id, block.ruleId);
-    const rule = (await snapshotRules(id)).find((r) => r.id === block.ruleId);
+    const rule = (await snapshotRulesOf(id)).find((r) => r.id === block.ruleId);
     expect(rule).toMatchObject({
       type: 'ip',
       action: 'block',
@@ -313,7 +266,7 @@ describe.each(DATABASE_KINDS)('detection on %s', (kind) => {
     const country = await blockBy(id, 'failedLoginShareCountry');
     expect(country.subject).toEqual({ kind: 'country', country: 'NL' });
     await snapshotHas(id, asn.ruleId);
-    const rules = await snapshotRules(id);
+    const rules = await snapshotRulesOf(id);
     expect(rules.find((r) => r.id === asn.ruleId)).toMatchObject({ type: 'asn', asns: [64501] });
     expect(rules.find((r) => r.id === country.ruleId)).toMatchObject({
       type: 'country',
@@ -396,7 +349,7 @@ describe.each(DATABASE_KINDS)('detection on %s', (kind) => {
     const block = await blockBy(id, 'failedLoginsPerIp');
     expect(block).toMatchObject({ mode: 'monitor', action: 'rate_limit' });
     await snapshotHas(id, block.ruleId);
-    const rule = (await snapshotRules(id)).find((r) => r.id === block.ruleId);
+    const rule = (await snapshotRulesOf(id)).find((r) => r.id === block.ruleId);
     expect(rule).toMatchObject({
       type: 'rate_limit',
       mode: 'monitor',
@@ -421,7 +374,7 @@ describe.each(DATABASE_KINDS)('detection on %s', (kind) => {
     });
     expect(spared.map((b) => b.allowedBy[0]).sort()).toEqual(['office', 'partner-as']);
     expect(await blocks(id, 'active')).toEqual([]);
-    const rules = await snapshotRules(id);
+    const rules = await snapshotRulesOf(id);
     expect(rules.some((r) => r.id.startsWith('auto:'))).toBe(false);
   });
 
@@ -453,6 +406,36 @@ describe.each(DATABASE_KINDS)('detection on %s', (kind) => {
     await post(id, batch({ signals: [signal('192.0.2.110', 'login_failed', null)] }));
     const again = await blockBy(id, 'failedLoginsPerIp');
     expect(again.id).not.toBe(block.id);
+  });
+
+  it('keeps a block as a permanent rule of the site, revoking the block', async () => {
+    const id = await site('keep', { failedLoginsPerIp: { threshold: 1 } });
+    await post(id, batch({ signals: [signal('192.0.2.111', 'login_failed', null)] }));
+    const block = await blockBy(id, 'failedLoginsPerIp');
+    const kept = await c().admin<Rule>('POST', `/v1/sites/${id}/automatic-blocks/${block.id}/keep`);
+    expect(kept.status, kept.text).toBe(201);
+    expect(kept.body).toMatchObject({
+      id: `kept-${block.id}`,
+      type: 'ip',
+      action: 'block',
+      mode: 'enforce',
+      ranges: ['192.0.2.111'],
+    });
+    expect(kept.body.expiresAt).toBeUndefined();
+    const stored = await c().admin<Rule>('GET', `/v1/sites/${id}/rules/kept-${block.id}`);
+    expect(stored.body).toEqual(kept.body);
+    expect(
+      (await c().admin<AutomaticBlockView>('GET', `/v1/sites/${id}/automatic-blocks/${block.id}`))
+        .body.status,
+    ).toBe('revoked');
+    await snapshotHas(id, `kept-${block.id}`);
+    await snapshotHas(id, block.ruleId, false);
+    const again = await c().admin('POST', `/v1/sites/${id}/automatic-blocks/${block.id}/keep`);
+    expect(again.status).toBe(409);
+    expect(again.text).toContain('revoked');
+    expect((await c().admin('POST', `/v1/sites/${id}/automatic-blocks/nope/keep`)).status).toBe(
+      404,
+    );
   });
 
   it('blocks a key over its rule’s fleet-wide limit, summed over instances', async () => {
@@ -509,7 +492,7 @@ describe.each(DATABASE_KINDS)('detection on %s', (kind) => {
     });
     await snapshotHas(id, byRule.get('api-rate')?.ruleId ?? '');
     expect(
-      (await snapshotRules(id)).find((r) => r.id === byRule.get('api-rate')?.ruleId),
+      (await snapshotRulesOf(id)).find((r) => r.id === byRule.get('api-rate')?.ruleId),
     ).toMatchObject({
       type: 'pattern',
       action: 'block',

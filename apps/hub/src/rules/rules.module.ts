@@ -8,5 +8,6 @@ import { RulesService } from './rules.service.js';
   imports: [SitesModule, BuildsModule],
   controllers: [RulesController],
   providers: [RulesService],
+  exports: [RulesService],
 })
 export class RulesModule {}
