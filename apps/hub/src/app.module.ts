@@ -4,6 +4,7 @@ import { AuthModule } from './auth/auth.module.js';
 import { BuildsModule } from './builds/builds.module.js';
 import { HubConfigModule } from './config/config.module.js';
 import { HUB_CONFIG, type HubConfig } from './config/hub-config.js';
+import { DashboardModule } from './dashboard/dashboard.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { DatasetsModule } from './datasets/datasets.module.js';
 import { HealthModule } from './health/health.module.js';
@@ -36,6 +37,7 @@ import { StorageModule } from './storage/storage.module.js';
     ReportsModule,
     HealthModule,
     MetricsModule,
+    DashboardModule,
   ],
 })
 export class AppModule implements NestModule {

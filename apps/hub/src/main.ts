@@ -2,12 +2,19 @@
  * Starts the hub: validated configuration, JSON body limits, OpenAPI at /docs, graceful shutdown.
  */
 import 'reflect-metadata';
+import { join } from 'node:path';
 import { Logger, type LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule } from '@nestjs/swagger';
 import { AppModule } from './app.module.js';
 import { HUB_CONFIG, type HubConfig, validateEnvironment } from './config/hub-config.js';
+import {
+  ASSET_MAX_AGE_MS,
+  DASHBOARD_PATH,
+  dashboardDist,
+  SECURITY_HEADERS,
+} from './dashboard/dashboard-assets.js';
 import { AllowedMethods } from './http/allowed-methods.js';
 import { createOpenApiDocument } from './http/openapi.js';
 import { ProblemDetailsFilter } from './http/problem-details.filter.js';
@@ -33,8 +40,26 @@ async function bootstrap(): Promise<void> {
   // Every error, also of unknown routes and of the body parser, as an RFC 9457 problem.
   app.useGlobalFilters(new ProblemDetailsFilter(AllowedMethods.fromPaths(document.paths)));
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs/openapi.json' });
+  const dashboard = dashboardDist();
+  if (dashboard) {
+    // The dashboard's hashed assets; its page (any other path under /ui) is DashboardController's.
+    app.useStaticAssets(join(dashboard, 'assets'), {
+      prefix: `${DASHBOARD_PATH}/assets/`,
+      index: false,
+      redirect: false,
+      maxAge: ASSET_MAX_AGE_MS, // hashed names: a new build is new files
+      immutable: true,
+      setHeaders: (response) => {
+        for (const [name, value] of Object.entries(SECURITY_HEADERS))
+          response.setHeader(name, value);
+      },
+    });
+  }
   await app.listen(config.port, config.host);
-  Logger.log(`hub listening on http://${config.host}:${config.port} (OpenAPI at /docs)`, 'Hub');
+  Logger.log(
+    `hub listening on http://${config.host}:${config.port} (OpenAPI at /docs, dashboard at /ui)`,
+    'Hub',
+  );
 }
 
 bootstrap().catch((error: unknown) => {
