@@ -119,6 +119,7 @@ async function main(): Promise<void> {
       env: {},
       logger: quiet,
       syncIntervalMs: 60_000,
+      syncWaitMs: 0, // plain polls: the stand-in hub does not hold them
       syncEveryRequests: 0,
     });
     await rampart.ready();
@@ -170,6 +171,7 @@ async function main(): Promise<void> {
       env: {},
       logger: quiet,
       syncIntervalMs: 60_000,
+      syncWaitMs: 0, // plain polls: the stand-in hub does not hold them
       syncEveryRequests: 0,
     });
     await client.ready();
@@ -189,6 +191,7 @@ async function main(): Promise<void> {
     env: {},
     logger: quiet,
     syncIntervalMs: 60_000,
+    syncWaitMs: 0, // plain polls: the stand-in hub does not hold them
     syncEveryRequests: 1,
   });
   await rampart.ready();
