@@ -82,7 +82,12 @@ async function main(): Promise<void> {
     // The version lookup the client polls (no delta: the swap measured is a whole new file).
     if (req.url?.startsWith('/v1/snapshot/version')) {
       const { version, sha256 } = current;
-      const answer = JSON.stringify({ version, sha256, url: `/v1/snapshots/${sha256}`, delta: null });
+      const answer = JSON.stringify({
+        version,
+        sha256,
+        url: `/v1/snapshots/${sha256}`,
+        delta: null,
+      });
       return void res.writeHead(200, { 'content-type': 'application/json' }).end(answer);
     }
     res.writeHead(200, {
