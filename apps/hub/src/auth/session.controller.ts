@@ -2,17 +2,7 @@
  * `/v1/session`: the dashboard's login and logout. Scripts keep using the admin token as a
  * bearer token and never need this.
  */
-import {
-  Body,
-  Controller,
-  Delete,
-  Get,
-  HttpCode,
-  Post,
-  Req,
-  Res,
-  UnauthorizedException,
-} from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Post, Req, Res } from '@nestjs/common';
 import {
   ApiCreatedResponse,
   ApiNoContentResponse,
@@ -26,6 +16,7 @@ import { ApiProblems, JSON_BODY_PROBLEMS } from '../http/problem-details.js';
 import { AdminAuth } from './admin.guard.js';
 import { FailureLimiter } from './failure-limiter.js';
 import { SESSION_COOKIE, type Session, SessionsService } from './sessions.service.js';
+import { unauthorizedOn } from './unauthorized.js';
 
 export class LoginDto {
   @ApiProperty({
@@ -68,7 +59,7 @@ export class SessionController {
     const session = await this.sessions.open(body.token);
     if (!session) {
       await this.failures.penalize(request.ip ?? 'unknown');
-      throw new UnauthorizedException('not the admin token');
+      throw unauthorizedOn(response, 'not the admin token');
     }
     response.cookie(SESSION_COOKIE, session.token, {
       ...cookieOptions(request),
@@ -83,10 +74,13 @@ export class SessionController {
     type: SessionView,
     description: 'The current session (a reloaded dashboard gets its CSRF token here).',
   })
-  async current(@Req() request: Request): Promise<SessionView> {
+  async current(
+    @Req() request: Request,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<SessionView> {
     const session = await this.sessions.ofRequest(request);
     // A bearer token is not a session: there is no cookie to protect, hence no CSRF token.
-    if (!session) throw new UnauthorizedException('no dashboard session');
+    if (!session) throw unauthorizedOn(response, 'no dashboard session');
     return session;
   }
 

@@ -6,6 +6,14 @@ import type { Response } from 'express';
  * (`WWW-Authenticate`, which RFC 9110 requires on a 401).
  */
 export function unauthorized(context: ExecutionContext): UnauthorizedException {
-  context.switchToHttp().getResponse<Response>().setHeader('WWW-Authenticate', 'Bearer');
-  return new UnauthorizedException('missing or invalid credentials');
+  return unauthorizedOn(context.switchToHttp().getResponse<Response>());
+}
+
+/** {@link unauthorized} for a handler that holds the response itself, with its own detail. */
+export function unauthorizedOn(
+  response: Response,
+  detail = 'missing or invalid credentials',
+): UnauthorizedException {
+  response.setHeader('WWW-Authenticate', 'Bearer');
+  return new UnauthorizedException(detail);
 }

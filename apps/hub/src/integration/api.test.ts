@@ -266,6 +266,7 @@ describe.each(DATABASE_KINDS)('hub management API on %s', (kind) => {
         { token: null, from },
       );
       expect(wrong.status).toBe(401);
+      expect(wrong.headers.get('www-authenticate')).toBe('Bearer');
       expect(wrong.headers.get('set-cookie')).toBeNull();
       const missing = await c().admin('POST', '/v1/session', {}, { token: null, from });
       expect(missing.status).toBe(400);
@@ -310,12 +311,16 @@ describe.each(DATABASE_KINDS)('hub management API on %s', (kind) => {
       const made = await c().admin('POST', '/v1/sites', site, asSession(login.body.csrfToken));
       expect(made.status, made.text).toBe(201);
 
-      // Outside loopback the cookie is Secure (behind a TLS proxy that sets the Host).
+      // Outside loopback the cookie is Secure (behind a TLS proxy that names the host).
       const remote = await c().admin(
         'POST',
         '/v1/session',
         { token: stack.hub.adminToken },
-        { token: null, from, headers: { host: 'hub.example' } },
+        {
+          token: null,
+          from,
+          headers: { 'x-forwarded-host': 'hub.example', 'x-forwarded-proto': 'https' },
+        },
       );
       expect(remote.headers.get('set-cookie')?.split('; ')).toContain('Secure');
 
