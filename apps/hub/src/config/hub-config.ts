@@ -106,12 +106,16 @@ export class HubEnvironment {
   @Max(10_000_000)
   HUB_REPORT_QUEUE_MAX = 10_000;
 
-  /** Report batches ingested at once by this instance. */
+  /**
+   * Report batches ingested at once by this instance. Those that arrive together are written in
+   * one transaction, so more in flight means fewer, larger writes: 8 ingested 1.3-1.4x the events
+   * per second of 2 on both databases (bench:ingest); 16 no more than 8.
+   */
   @Transform(toInt)
   @IsInt()
   @Min(1)
   @Max(64)
-  HUB_INGEST_CONCURRENCY = 2;
+  HUB_INGEST_CONCURRENCY = 8;
 
   /** Raw events kept per site at most (the newest); older ones are deleted every minute. */
   @Transform(toInt)
