@@ -56,6 +56,7 @@ export function App() {
       <main>
         <Router>
           <Route path="/ui/" component={SitesView} />
+          <Route path="/ui" component={SitesView} />
           <Route path="/ui/sites/:site/:tab?" component={SiteView} />
           <Route default component={NotFoundView} />
         </Router>

@@ -1,7 +1,7 @@
 /**
- * The dashboard's page: `index.html` for `/ui` and every path below it (the app routes in the
- * browser), with the security headers. Its hashed assets are served by `main.ts` from the same
- * folder (`express.static`). Not part of the API, so not in the OpenAPI document.
+ * The dashboard's page: `index.html` for `/ui/` and every path below it (the app routes in the
+ * browser), with the security headers; `/` redirects there. Its hashed assets are served by
+ * `main.ts` from the same folder (`express.static`). Not part of the API, so not in the OpenAPI document.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -9,6 +9,8 @@ import {
   Controller,
   Get,
   Header,
+  NotFoundException,
+  Param,
   Redirect,
   Res,
   ServiceUnavailableException,
@@ -28,7 +30,12 @@ export class DashboardController {
 
   @Get(['ui', 'ui/{*path}'])
   @Header('Cache-Control', PAGE_CACHE)
-  async page(@Res({ passthrough: true }) response: Response): Promise<string> {
+  async page(
+    @Param('path') path: string[] | undefined,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<string> {
+    // A missing asset is a 404, not the page (a script tag would get HTML).
+    if (path?.[0] === 'assets') throw new NotFoundException('no such dashboard asset');
     if (!this.dist) {
       throw new ServiceUnavailableException(
         'the dashboard is not built: run `npm run build` (or `npm run dev`)',

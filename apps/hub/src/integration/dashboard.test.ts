@@ -99,6 +99,24 @@ describe('the dashboard in chromium', () => {
     await page.getByRole('heading', { name: 'Sites' }).waitFor();
   }
 
+  it('serves the page at every path under /ui with its policy, assets cached for good', async () => {
+    const answer = await fetch(url('/ui/sites/shop/rules'));
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect(answer.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    expect(answer.headers.get('cache-control')).toBe('no-cache');
+    expect(answer.headers.get('x-content-type-options')).toBe('nosniff');
+    const html = await answer.text();
+    expect(html).not.toMatch(/<script>|<style>| style=| on[a-z]+=/); // nothing inline
+    const script = /src="(\/ui\/assets\/[^"]+\.js)"/.exec(html)?.[1] ?? '';
+    const asset = await fetch(url(script));
+    expect(asset.status).toBe(200);
+    expect(asset.headers.get('content-type')).toMatch(/javascript/);
+    expect(asset.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    expect(asset.headers.get('content-security-policy')).toContain("default-src 'none'");
+    expect((await fetch(url('/ui/assets/missing-0000.js'))).status).toBe(404);
+  });
+
   it('logs in with the admin token into an HttpOnly, SameSite=Strict session, and out', async () => {
     await page.goto(url('/'));
     expect(page.url()).toBe(url('/ui/'));
@@ -249,6 +267,34 @@ describe('the dashboard in chromium', () => {
         (await snapshotRules(stack.client, siteKey)).every((r) => r.id !== block.ruleId) ||
         undefined,
     );
+  });
+
+  it('edits detector settings with the reasons inline, shows the fleet, rotates a key', async () => {
+    await page.getByRole('link', { name: 'Detectors' }).click();
+    const threshold = page.locator('#failedLoginsPerIp-threshold');
+    await threshold.fill('0');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await expectText(page.locator('.field-error[data-field="failedLoginsPerIp.threshold"]'), '1');
+    await threshold.fill('7');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await expectText(page.getByRole('status'), 'Saved');
+    const settings = await stack.client.admin<{ failedLoginsPerIp: { threshold: number } }>(
+      'GET',
+      '/v1/sites/shop/detection',
+    );
+    expect(settings.body.failedLoginsPerIp.threshold).toBe(7);
+
+    await page.getByRole('link', { name: 'Fleet' }).click();
+    await expectText(page.locator('table.builds tbody tr').first(), 'v');
+    await page.getByRole('heading', { name: 'Instances' }).waitFor();
+
+    await page.getByRole('link', { name: 'Keys' }).click();
+    await page.locator('table.keys tbody tr').first().waitFor();
+    await page.getByRole('button', { name: 'Rotate key' }).click();
+    const shown = (await page.locator('.notice code.secret').textContent()) ?? '';
+    expect(shown).toMatch(/^rk_[0-9a-f]{16}_/);
+    stack.client.secrets.add(shown); // a key, shown once: the hub's log must never hold it
+    expect((await stack.client.site(shown, '/v1/snapshot')).status).toBe(200);
   });
 
   it('is usable on a phone-sized window and by keyboard', async () => {
