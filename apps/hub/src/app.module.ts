@@ -5,6 +5,7 @@ import { BuildsModule } from './builds/builds.module.js';
 import { HubConfigModule } from './config/config.module.js';
 import { HUB_CONFIG, type HubConfig } from './config/hub-config.js';
 import { DashboardModule } from './dashboard/dashboard.module.js';
+import { CSP_REPORT_PATH } from './dashboard/dashboard-assets.js';
 import { DatabaseModule } from './database/database.module.js';
 import { DatasetsModule } from './datasets/datasets.module.js';
 import { HealthModule } from './health/health.module.js';
@@ -44,7 +45,10 @@ export class AppModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {
     consumer
       .apply(JsonContentTypeMiddleware)
-      .exclude({ path: 'v1/datasets/{*path}', method: RequestMethod.PUT })
+      .exclude(
+        { path: 'v1/datasets/{*path}', method: RequestMethod.PUT },
+        { path: CSP_REPORT_PATH.slice(1), method: RequestMethod.POST }, // application/csp-report
+      )
       .forRoutes({ path: '*path', method: RequestMethod.ALL });
   }
 }

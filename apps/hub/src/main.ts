@@ -11,6 +11,8 @@ import { AppModule } from './app.module.js';
 import { HUB_CONFIG, type HubConfig, validateEnvironment } from './config/hub-config.js';
 import {
   ASSET_MAX_AGE_MS,
+  CSP_REPORT_MAX_BYTES,
+  CSP_REPORT_TYPE,
   DASHBOARD_PATH,
   dashboardDist,
   SECURITY_HEADERS,
@@ -31,6 +33,7 @@ async function bootstrap(): Promise<void> {
   const config = app.get<HubConfig>(HUB_CONFIG);
   app.useLogger(LEVELS.slice(0, LEVELS.indexOf(config.logLevel) + 1));
   app.useBodyParser('json', { limit: config.maxJsonBytes });
+  app.useBodyParser('json', { type: CSP_REPORT_TYPE, limit: CSP_REPORT_MAX_BYTES });
   app.set('trust proxy', config.trustProxy);
   app.disable('x-powered-by');
   app.useGlobalPipes(validationPipe());

@@ -9,11 +9,16 @@ import { dirname, join } from 'node:path';
 /** The URL path the dashboard lives under (Vite's `base`). */
 export const DASHBOARD_PATH = '/ui';
 
+/** Where browsers report violations of the policy (`csp-reports.ts`); JSON, 16 KiB at most. */
+export const CSP_REPORT_PATH = `${DASHBOARD_PATH}/csp-reports`;
+export const CSP_REPORT_TYPE = 'application/csp-report';
+export const CSP_REPORT_MAX_BYTES = 16 * 1024;
+
 /**
  * Scripts, styles, images and connections from the hub's own origin only: no inline script or
  * style, no `eval`, no plugin, no framing, no `<base>`, forms only to the hub. What a report
  * carries (paths, user agents) is rendered as text, and even markup that slipped through could
- * run nothing.
+ * run nothing. Violations are reported to {@link CSP_REPORT_PATH}.
  */
 export const CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
@@ -26,6 +31,7 @@ export const CONTENT_SECURITY_POLICY = [
   "base-uri 'none'",
   "form-action 'self'",
   "frame-ancestors 'none'",
+  `report-uri ${CSP_REPORT_PATH}`,
 ].join('; ');
 
 /** Headers of every dashboard response. */

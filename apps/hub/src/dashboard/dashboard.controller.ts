@@ -6,27 +6,47 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
+  BadRequestException,
+  Body,
   Controller,
   Get,
   Header,
+  HttpCode,
   NotFoundException,
   Param,
+  Post,
   Redirect,
   Res,
   ServiceUnavailableException,
 } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { DASHBOARD_PATH, dashboardDist, PAGE_CACHE, SECURITY_HEADERS } from './dashboard-assets.js';
+import { CspReports } from './csp-reports.js';
+import {
+  CSP_REPORT_PATH,
+  DASHBOARD_PATH,
+  dashboardDist,
+  PAGE_CACHE,
+  SECURITY_HEADERS,
+} from './dashboard-assets.js';
 
 @ApiExcludeController()
 @Controller()
 export class DashboardController {
   private readonly dist = dashboardDist();
 
+  constructor(private readonly reports: CspReports) {}
+
   @Get()
   @Redirect(`${DASHBOARD_PATH}/`, 302)
   root(): void {}
+
+  /** Where browsers send the page's policy violations (`report-uri`). */
+  @Post(CSP_REPORT_PATH.slice(1))
+  @HttpCode(204)
+  report(@Body() body: unknown): void {
+    if (!this.reports.record(body)) throw new BadRequestException('not a CSP violation report');
+  }
 
   @Get(['ui', 'ui/{*path}'])
   @Header('Cache-Control', PAGE_CACHE)

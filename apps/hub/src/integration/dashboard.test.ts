@@ -32,6 +32,8 @@ declare const document: {
   readonly cookie: string;
   readonly documentElement: { readonly scrollWidth: number; readonly clientWidth: number };
   readonly activeElement: { readonly textContent: string | null } | null;
+  readonly body: { append(element: unknown): void };
+  createElement(name: 'img'): { src: string };
   addEventListener(
     type: 'securitypolicyviolation',
     listener: (e: { violatedDirective: string; blockedURI: string }) => void,
@@ -317,8 +319,29 @@ describe('the dashboard in chromium', () => {
     await shot('rules'); // with the last hour's matches, for the README
   });
 
-  it('saw no CSP violation and no page error', () => {
+  it('saw no CSP violation and no page error; the hub received no violation report', async () => {
     expect(problems).toEqual([]);
+    const metrics = await stack.client.admin<{ cspViolationReports: number }>('GET', '/v1/metrics');
+    expect(metrics.body.cspViolationReports).toBe(0);
+  });
+
+  it('hears of a violation: markup injected into the page is blocked and reported', async () => {
+    const probe = await context.newPage();
+    await probe.goto(url('/ui/'));
+    await probe.locator('#app *').first().waitFor();
+    await probe.evaluate(() => {
+      const element = document.createElement('img');
+      element.src = 'data:image/gif;base64,R0lGODlhAQABAAAAACw='; // img-src 'self' only
+      document.body.append(element);
+    });
+    await waitFor('the violation reported to the hub', async () => {
+      const metrics = await stack.client.admin<{ cspViolationReports: number }>(
+        'GET',
+        '/v1/metrics',
+      );
+      return metrics.body.cspViolationReports >= 1 || undefined;
+    });
+    await probe.close();
   });
 });
 

@@ -1,6 +1,7 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiProperty, ApiTags } from '@nestjs/swagger';
 import { AdminAuth } from '../auth/admin.guard.js';
+import { CspReports } from '../dashboard/csp-reports.js';
 import { DetectionService } from '../detection/detection.service.js';
 import { PublicationChannel } from '../publications/publication-channel.js';
 import { SnapshotWaits } from '../publications/snapshot-waits.js';
@@ -48,6 +49,11 @@ export class MetricsView {
 
   @ApiProperty({ description: 'Batches the detectors skipped because Redis failed.' })
   detectionFailures!: number;
+
+  @ApiProperty({
+    description: "Content-Security-Policy violations the dashboard's pages reported since start.",
+  })
+  cspViolationReports!: number;
 }
 
 /** Counters of this hub instance (each instance has its own), for operators and tests. */
@@ -61,6 +67,7 @@ export class MetricsController {
     private readonly waits: SnapshotWaits,
     private readonly publications: PublicationChannel,
     private readonly detection: DetectionService,
+    private readonly cspReports: CspReports,
   ) {}
 
   @Get()
@@ -82,6 +89,7 @@ export class MetricsController {
       detectionFindings: this.detection.counts.findings,
       automaticBlocks: this.detection.counts.blocks,
       detectionFailures: this.detection.counts.failures,
+      cspViolationReports: this.cspReports.received,
     };
   }
 }
