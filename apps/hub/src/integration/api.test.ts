@@ -586,6 +586,13 @@ describe.each(DATABASE_KINDS)('hub management API on %s', (kind) => {
       expect(missingList.body.detail).toMatch(
         /lists\[0\]: no reputation dataset named "never-uploaded"/,
       );
+      // Ids of automatic blocks are the detectors' own.
+      const reserved = await c().admin<{ detail: string }>('POST', '/v1/sites/rules/rules', {
+        ...office,
+        id: 'auto:mine',
+      });
+      expect(reserved.status).toBe(422);
+      expect(reserved.body.detail).toMatch(/\(id "auto:mine"\): id: must not start with "auto:"/);
       await expectUnchanged();
     });
 

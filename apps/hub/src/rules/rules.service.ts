@@ -10,6 +10,7 @@ import type { Transaction } from 'kysely';
 import { BuildQueueService } from '../builds/build-queue.service.js';
 import { DatabaseService } from '../database/database.service.js';
 import { HubSchema } from '../database/schema.js';
+import { AUTOMATIC_RULE_PREFIX } from '../detection/automatic-rules.js';
 import { SitesService } from '../sites/sites.service.js';
 
 export interface RuleList {
@@ -123,6 +124,7 @@ export class RulesService {
       const next = change(await this.current(siteId, tx));
       const issues: RuleIssue[] = [];
       const rules = parseRules(next, issues);
+      if (issues.length === 0) issues.push(...reservedIds(rules));
       if (issues.length === 0) issues.push(...(await this.missingLists(rules, tx)));
       if (issues.length > 0) throw invalid(issues);
       await this.store(tx, siteId, rules);
@@ -188,6 +190,26 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** 422 with every issue, each naming the rule index, id, field and reason. */
+/**
+ * Ids starting with `auto:` belong to automatic blocks (detection), which the snapshot adds to the
+ * site's rules: a site's own rule may not take one, or reports and the dashboard would file it
+ * as a detector's block (and it could meet a block's id in the snapshot).
+ */
+function reservedIds(rules: readonly Rule[]): RuleIssue[] {
+  return rules.flatMap((rule, index) =>
+    rule.id.startsWith(AUTOMATIC_RULE_PREFIX)
+      ? [
+          {
+            index,
+            ruleId: rule.id,
+            field: 'id',
+            reason: `must not start with "${AUTOMATIC_RULE_PREFIX}" (the ids of automatic blocks)`,
+          },
+        ]
+      : [],
+  );
+}
+
 export function invalid(issues: readonly RuleIssue[]): UnprocessableEntityException {
   const first = issues[0];
   const where = first
