@@ -83,7 +83,7 @@ export function RulesView({ siteId }: { siteId: string }) {
     );
     link.download = `${siteId}-rules.json`;
     link.click();
-    URL.revokeObjectURL(link.href);
+    setTimeout(() => URL.revokeObjectURL(link.href), 60_000); // after the download has begun
   }
 
   async function importRules(event: Event) {

@@ -7,7 +7,7 @@
  * without its CSRF token is refused. Any Content-Security-Policy violation or page error fails
  * the test. Screenshots go to `apps/hub/test-output/` (the README shows two of them).
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startChromium } from '@rampart/test-services/chromium';
@@ -175,6 +175,32 @@ describe('the dashboard in chromium', () => {
     await page.getByRole('button', { name: /^scanners: monitor/ }).waitFor();
     const stored = await stack.client.admin('GET', '/v1/sites/shop/rules/scanners');
     expect(stored.body).toMatchObject({ mode: 'monitor' });
+  });
+
+  it('exports the rules as a file and imports it back', async () => {
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Export' }).click(),
+    ]);
+    expect(download.suggestedFilename()).toBe('shop-rules.json');
+    const file = await download.path();
+    const exported = JSON.parse(readFileSync(file, 'utf8')) as { rules: { id: string }[] };
+    expect(exported.rules.map((r) => r.id)).toEqual(['scanners']);
+
+    await stack.client.admin('DELETE', '/v1/sites/shop/rules/scanners');
+    await page.getByLabel('import mode').selectOption('replace');
+    await page.locator('#import-file').setInputFiles({
+      name: download.suggestedFilename(),
+      mimeType: 'application/json',
+      buffer: readFileSync(file),
+    });
+    await expectText(page.getByRole('status'), 'Imported shop-rules.json (replace)');
+    await page.locator('tr[data-rule="scanners"]').waitFor();
+    const stored = await stack.client.admin('GET', '/v1/sites/shop/rules/scanners');
+    expect(stored.body).toMatchObject({
+      mode: 'monitor',
+      ranges: ['203.0.113.0/24', '10.0.0.0/8'],
+    });
   });
 
   it('refuses a state-changing request that lacks the session’s CSRF token', async () => {
