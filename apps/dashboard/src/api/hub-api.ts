@@ -72,6 +72,24 @@ export async function api<T>(method: Method, path: string, body?: unknown): Prom
   return parsed as T;
 }
 
+/**
+ * Runs a change the hub may refuse, as every form does: clears the last refusal, runs `action`,
+ * and hands a refusal ({@link ApiError}) to `report` for the form to show next to its fields.
+ * Anything else (a bug, the network gone) is thrown on.
+ */
+export async function attempt(
+  action: () => Promise<void>,
+  report: (refusal: ApiError | undefined) => void,
+): Promise<void> {
+  report(undefined);
+  try {
+    await action();
+  } catch (e) {
+    if (e instanceof ApiError) report(e);
+    else throw e;
+  }
+}
+
 /** `/v1/sites/<id>` and below, with the id escaped. */
 export function sitePath(siteId: string, rest = ''): string {
   return `/v1/sites/${encodeURIComponent(siteId)}${rest}`;

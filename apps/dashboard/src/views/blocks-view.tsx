@@ -3,7 +3,7 @@
  * sample request ids) and expiry; revoke a block, or keep it as a permanent rule of the site.
  */
 import { useState } from 'preact/hooks';
-import { ApiError, api, queryString, sitePath } from '../api/hub-api.ts';
+import { type ApiError, api, attempt, queryString, sitePath } from '../api/hub-api.ts';
 import type { AutomaticBlock, BlockSubject } from '../api/hub-types.ts';
 import { FieldError } from '../components/field-error.tsx';
 import { usePolling } from '../hooks/use-polling.ts';
@@ -37,9 +37,8 @@ export function BlocksView({ siteId }: { siteId: string }) {
   );
 
   async function act(block: AutomaticBlock, what: 'revoke' | 'keep') {
-    setError(undefined);
     const path = sitePath(siteId, `/automatic-blocks/${encodeURIComponent(block.id)}`);
-    try {
+    await attempt(async () => {
       if (what === 'revoke') {
         await api('DELETE', path);
         setMessage(
@@ -50,10 +49,7 @@ export function BlocksView({ siteId }: { siteId: string }) {
         setMessage(`Kept as rule ${rule.id}, which does not expire.`);
       }
       blocks.reload();
-    } catch (e) {
-      if (e instanceof ApiError) setError(e);
-      else throw e;
-    }
+    }, setError);
   }
 
   return (

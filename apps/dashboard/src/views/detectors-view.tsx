@@ -4,7 +4,7 @@
  * so a detector the hub gains shows up here without a change.
  */
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, api, sitePath } from '../api/hub-api.ts';
+import { type ApiError, api, attempt, sitePath } from '../api/hub-api.ts';
 import { FieldError } from '../components/field-error.tsx';
 
 type Value = boolean | number | string | null | readonly string[];
@@ -80,15 +80,11 @@ export function DetectorsView({ siteId }: { siteId: string }) {
 
   async function save(event: Event) {
     event.preventDefault();
-    setError(undefined);
     setSaved(false);
-    try {
+    await attempt(async () => {
       loaded(await api<Settings>('PUT', sitePath(siteId, '/detection'), body()));
       setSaved(true);
-    } catch (e) {
-      if (e instanceof ApiError) setError(e);
-      else throw e;
-    }
+    }, setError);
   }
 
   if (!settings) return <p class="loading">Loading…</p>;

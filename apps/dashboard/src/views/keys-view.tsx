@@ -1,6 +1,6 @@
 /** A site's client keys: rotate (the new key shown once), revoke. Keys themselves are never shown again. */
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, api, sitePath } from '../api/hub-api.ts';
+import { type ApiError, api, attempt, sitePath } from '../api/hub-api.ts';
 import type { IssuedKey, SiteKey } from '../api/hub-types.ts';
 import { FieldError } from '../components/field-error.tsx';
 import { InstallHelp } from '../components/install-help.tsx';
@@ -14,16 +14,11 @@ export function KeysView({ siteId }: { siteId: string }) {
   const load = () => api<SiteKey[]>('GET', sitePath(siteId, '/keys')).then(setKeys);
   useEffect(() => void load(), [siteId]);
 
-  async function run(what: () => Promise<void>) {
-    setError(undefined);
-    try {
+  const run = (what: () => Promise<void>) =>
+    attempt(async () => {
       await what();
       await load();
-    } catch (e) {
-      if (e instanceof ApiError) setError(e);
-      else throw e;
-    }
-  }
+    }, setError);
 
   const rotate = () =>
     run(async () =>

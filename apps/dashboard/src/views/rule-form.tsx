@@ -10,7 +10,7 @@ import {
 } from '@rampart/rules-core/rules/fields';
 import type { RuleType } from '@rampart/rules-core/rules/model';
 import { useState } from 'preact/hooks';
-import { ApiError } from '../api/hub-api.ts';
+import { type ApiError, attempt } from '../api/hub-api.ts';
 import { FieldError } from '../components/field-error.tsx';
 import {
   emptyDraft,
@@ -69,15 +69,7 @@ export function RuleForm({
   async function submit(event: Event) {
     event.preventDefault();
     setBusy(true);
-    setError(undefined);
-    try {
-      await onSave(ruleOf(draft));
-    } catch (e) {
-      if (e instanceof ApiError) setError(e);
-      else throw e;
-    } finally {
-      setBusy(false);
-    }
+    await attempt(() => onSave(ruleOf(draft)), setError).finally(() => setBusy(false));
   }
 
   const text = (name: keyof RuleDraft, label: string, help?: string, multiline = false) => (

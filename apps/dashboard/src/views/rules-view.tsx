@@ -5,7 +5,7 @@
  */
 import type { Rule } from '@rampart/rules-core/rules/model';
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, api, queryString, sitePath } from '../api/hub-api.ts';
+import { ApiError, api, attempt, queryString, sitePath } from '../api/hub-api.ts';
 import type { RuleList, TopEntry } from '../api/hub-types.ts';
 import { FieldError } from '../components/field-error.tsx';
 import { draftOf, summaryOf } from './rule-draft.ts';
@@ -38,17 +38,12 @@ export function RulesView({ siteId }: { siteId: string }) {
   }
   useEffect(() => void load(), [siteId]);
 
-  async function run(what: () => Promise<unknown>, done: string) {
-    setError(undefined);
-    try {
+  const run = (what: () => Promise<unknown>, done: string) =>
+    attempt(async () => {
       await what();
       setStatus(done);
       await load();
-    } catch (e) {
-      if (e instanceof ApiError) setError(e);
-      else throw e;
-    }
-  }
+    }, setError);
 
   const rulePath = (id: string) => sitePath(siteId, `/rules/${encodeURIComponent(id)}`);
 

@@ -1,6 +1,6 @@
 /** Every site, and a form for a new one (whose first key is shown once, with install steps). */
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, api } from '../api/hub-api.ts';
+import { type ApiError, api, attempt } from '../api/hub-api.ts';
 import type { CreatedSite, Site } from '../api/hub-types.ts';
 import { FieldError } from '../components/field-error.tsx';
 import { InstallHelp } from '../components/install-help.tsx';
@@ -17,17 +17,13 @@ export function SitesView() {
 
   async function create(event: Event) {
     event.preventDefault();
-    setError(undefined);
-    try {
+    await attempt(async () => {
       const site = await api<CreatedSite>('POST', '/v1/sites', { name, ...(id ? { id } : {}) });
       setCreated(site);
       setName('');
       setId('');
       await load();
-    } catch (e) {
-      if (e instanceof ApiError) setError(e);
-      else throw e;
-    }
+    }, setError);
   }
 
   return (

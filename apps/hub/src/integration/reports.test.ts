@@ -16,31 +16,13 @@ import {
   startStack,
   stopPostgres,
 } from '../test-support/hub-stack.js';
+import { blockedEvent } from '../test-support/report-batches.js';
 
 afterAll(() => stopPostgres());
 
 const now = () => new Date().toISOString();
 
-function event(overrides: Record<string, unknown> = {}) {
-  return {
-    requestId: randomUUID(),
-    time: now(),
-    ip: '203.0.113.9',
-    method: 'GET',
-    host: 'shop.example',
-    path: '/wp-admin/setup.php',
-    userAgent: 'sqlmap/1.7',
-    action: 'block',
-    mode: 'enforce',
-    outcome: 'blocked',
-    ruleId: 'wp',
-    category: 'pattern',
-    monitoredRuleId: null,
-    snapshotVersion: 1,
-    sampled: false,
-    ...overrides,
-  };
-}
+const event = blockedEvent;
 
 function batch(overrides: Record<string, unknown> = {}) {
   return {

@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Decision } from '@rampart/rules-core/evaluator/decision';
 import { Evaluator } from '@rampart/rules-core/evaluator/evaluator';
 import type { RequestInfo } from '@rampart/rules-core/evaluator/request';
-import { openSnapshot } from '@rampart/rules-core/snapshot/reader';
+import { openSnapshot, type Snapshot } from '@rampart/rules-core/snapshot/reader';
 import { expect } from 'vitest';
 import type { BuildView } from '../builds/builds.service.js';
 import type { IssuedKeyView, SiteView } from '../sites/sites.dto.js';
@@ -246,29 +246,39 @@ export function request(overrides: Partial<RequestInfo> = {}): RequestInfo {
 }
 
 /**
- * Opens downloaded snapshot bytes with rules-core (verified, as a client would) and evaluates
- * each request: proves the hub built a real, usable snapshot.
+ * Opens downloaded snapshot bytes with rules-core (verified, as a client would) from a temporary
+ * file, runs `use` on it, then closes and removes it.
  */
-export async function decide(
-  bytes: Buffer,
-  requests: readonly RequestInfo[],
-): Promise<{ version: number; ruleIds: string[]; decisions: Decision[] }> {
+export async function withSnapshot<T>(bytes: Buffer, use: (snapshot: Snapshot) => T): Promise<T> {
   const dir = mkdtempSync(join(tmpdir(), 'rampart-download-'));
   try {
     const path = join(dir, 'snapshot.sqlite');
     writeFileSync(path, bytes);
     const snapshot = await openSnapshot(path);
     try {
-      const evaluator = new Evaluator(snapshot);
-      return {
-        version: snapshot.version,
-        ruleIds: snapshot.rules.map((r) => r.id),
-        decisions: requests.map((r) => evaluator.evaluate(r)),
-      };
+      return use(snapshot);
     } finally {
       snapshot.close();
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Opens downloaded snapshot bytes and evaluates each request: proves the hub built a real,
+ * usable snapshot.
+ */
+export function decide(
+  bytes: Buffer,
+  requests: readonly RequestInfo[],
+): Promise<{ version: number; ruleIds: string[]; decisions: Decision[] }> {
+  return withSnapshot(bytes, (snapshot) => {
+    const evaluator = new Evaluator(snapshot);
+    return {
+      version: snapshot.version,
+      ruleIds: snapshot.rules.map((r) => r.id),
+      decisions: requests.map((r) => evaluator.evaluate(r)),
+    };
+  });
 }

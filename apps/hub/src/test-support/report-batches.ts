@@ -4,13 +4,9 @@
  * rules of the snapshot a site's clients would download.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { Rule } from '@rampart/rules-core/rules/model';
-import { openSnapshot } from '@rampart/rules-core/snapshot/reader';
-import type { HubClient } from './hub-client.js';
+import { type HubClient, withSnapshot } from './hub-client.js';
 
 const iso = (ms = Date.now()) => new Date(ms).toISOString();
 
@@ -87,17 +83,5 @@ export function postReport(hubUrl: string, siteKey: string, body: unknown): Prom
 export async function snapshotRules(client: HubClient, siteKey: string): Promise<readonly Rule[]> {
   const answer = await client.site(siteKey, '/v1/snapshot');
   if (answer.status !== 200) throw new Error(`GET /v1/snapshot answered ${answer.status}`);
-  const dir = mkdtempSync(join(tmpdir(), 'rampart-snapshot-'));
-  try {
-    const path = join(dir, 'snapshot.sqlite');
-    writeFileSync(path, answer.bytes);
-    const snapshot = await openSnapshot(path);
-    try {
-      return snapshot.rules;
-    } finally {
-      snapshot.close();
-    }
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  return withSnapshot(answer.bytes, (snapshot) => snapshot.rules);
 }
