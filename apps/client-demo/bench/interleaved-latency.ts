@@ -18,7 +18,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runLoadProcess } from './load-process.ts';
+import { runLoadProcess } from '@rampart/test-services/load-process';
 
 export type Variant = 'waf' | 'deferred';
 

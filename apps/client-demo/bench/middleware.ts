@@ -54,6 +54,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { type DemoApp, startDemoApp } from '@rampart/test-services/demo-app';
+import { runWrk, type WrkResult } from '@rampart/test-services/wrk';
 import { installSnapshot } from '../src/test-support/snapshot-dir.ts';
 import { changeOf, prepareBenchData } from './bench-data.ts';
 import { type BenchHub, startBenchHub } from './bench-hub.ts';
@@ -69,7 +70,7 @@ import {
   type SwitchWindow,
 } from './report.ts';
 import { longestStallOverStretch, type Stall, type StallRecording } from './stall-recorder.ts';
-import { runWrk, type WrkResult, writeWrkScript } from './wrk.ts';
+import { writeWrkScript } from './wrk.ts';
 
 /** The app the benchmark starts: the production process with the benchmark's additions. */
 const BENCH_APP = fileURLToPath(new URL('./bench-app.ts', import.meta.url));

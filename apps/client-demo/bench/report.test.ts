@@ -1,8 +1,9 @@
+import type { WrkResult } from '@rampart/test-services/wrk';
 import { describe, expect, it } from 'vitest';
 import { formatReport, type ModeRun, median, type SwapWindow, summarize } from './report.ts';
-import type { WrkResult } from './wrk.ts';
 
 const wrk = (rps: number, p50Ms: number, p99Ms: number): WrkResult => ({
+  mbPerS: 0,
   requests: rps * 10,
   durationS: 10,
   rps,

@@ -7,8 +7,9 @@
  * median over rounds of the per-round ratio or difference, which a single disturbed round
  * cannot move much; pooled figures are printed too.
  */
+
+import type { WrkResult } from '@rampart/test-services/wrk';
 import type { InterleavedResult } from './interleaved-latency.ts';
-import type { WrkResult } from './wrk.ts';
 
 export const TARGETS = {
   throughputRatio: 0.95,

@@ -18,13 +18,19 @@ export interface NodeProcess {
   stop(graceMs?: number): Promise<number | null>;
 }
 
-/** Starts `node <main> [...args]` with exactly `env` as its environment. */
+/**
+ * Starts `node <main> [...args]` with exactly `env` as its environment; pinned to core `cpu`
+ * (through `taskset`, which execs node: the process id stays node's) when given.
+ */
 export function spawnNode(
   main: string,
   env: Readonly<Record<string, string>>,
   args: readonly string[] = [],
+  cpu?: number,
 ): NodeProcess {
-  const child = spawn(process.execPath, [main, ...args], {
+  const argv = [process.execPath, main, ...args];
+  const [command, ...rest] = cpu === undefined ? argv : ['taskset', '-c', String(cpu), ...argv];
+  const child = spawn(command as string, rest, {
     env: { ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

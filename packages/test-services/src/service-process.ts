@@ -36,6 +36,8 @@ export interface ServiceProcessOptions {
   readonly env: Readonly<Record<string, string>>;
   /** The loopback port the program listens on. */
   readonly port: number;
+  /** Pin the program to this core (a benchmark giving its load generator the other). */
+  readonly cpu?: number;
   /** A path that answers 200 once the program serves, e.g. `/health/ready`. */
   readonly readyPath: string;
   /** Default 45 s. */
@@ -146,7 +148,7 @@ export function createServiceProcess(options: ServiceProcessOptions): ServicePro
 
   const start = async (): Promise<void> => {
     if (run) throw new Error(`${options.name} is already running on ${url}`);
-    const current = spawnNode(options.main, options.env, options.args);
+    const current = spawnNode(options.main, options.env, options.args, options.cpu);
     run = current;
     current.child.stdout?.pipe(log, { end: false });
     current.child.stderr?.pipe(log, { end: false });
