@@ -196,6 +196,56 @@ describe('openSnapshot', () => {
     expect(error.message).toContain('countries[0]');
   });
 
+  it('reads the prexy configuration, and none from a file without one', async () => {
+    const proxyConfig = {
+      routes: [{ host: 'shop.example', upstream: 'http://127.0.0.1:3000' }],
+      ruleSets: [{ pathPrefix: '/', rules: [{ pattern: 'Shop', replacement: 'Store' }] }],
+    };
+    const withConfig = await openSnapshot(
+      writeFixture(tmp.dir, { rules: RULES, proxyConfig }, 'proxy.sqlite'),
+    );
+    expect(withConfig.proxyConfig).toMatchObject(proxyConfig);
+    withConfig.close();
+    const without = await openSnapshot(writeFixture(tmp.dir, { rules: RULES }, 'waf-only.sqlite'));
+    expect(without.proxyConfig).toBeNull();
+    without.close();
+  });
+
+  // The schema version rule (schema.ts): a table a reader does not know is one it never reads.
+  // Version-1 files written before `proxy_config` existed lack it, and a reader of today opens
+  // files with tables added after it (as yesterday's readers open files with `proxy_config`).
+  it('opens files without the proxy_config table and files with tables it does not know', async () => {
+    const old = writeFixture(tmp.dir, { rules: RULES }, 'before-proxy-config.sqlite');
+    const olderDb = new Database(old);
+    olderDb.exec('DROP TABLE proxy_config; VACUUM');
+    olderDb.close();
+    const older = await openSnapshot(old);
+    expect(older.proxyConfig).toBeNull();
+    expect(older.rules.map((r) => r.id)).toEqual(['office', 'geo']);
+    older.close();
+
+    const future = writeFixture(tmp.dir, { rules: RULES }, 'future.sqlite');
+    const futureDb = new Database(future);
+    futureDb.exec(
+      "CREATE TABLE added_later (k TEXT PRIMARY KEY, v TEXT); INSERT INTO added_later VALUES ('a', 'b')",
+    );
+    futureDb.close();
+    const newer = await openSnapshot(future);
+    expect(newer.schemaVersion).toBe(SCHEMA_VERSION);
+    expect(newer.rules.map((r) => r.id)).toEqual(['office', 'geo']);
+    newer.close();
+  });
+
+  it('refuses a stored prexy configuration that is not JSON', async () => {
+    const path = writeFixture(tmp.dir, { rules: RULES }, 'bad-proxy.sqlite');
+    const db = new Database(path);
+    db.prepare(`INSERT INTO proxy_config (id, body) VALUES (1, '{not json')`).run();
+    db.close();
+    const error = await refusal(path);
+    expect(error.reason).toBe('invalid_content');
+    expect(error.message).toContain('proxy_config');
+  });
+
   it('leaves the file untouched (opens read-only)', async () => {
     const path = writeFixture(tmp.dir, { rules: RULES }, 'readonly.sqlite');
     const before = readFileSync(path);

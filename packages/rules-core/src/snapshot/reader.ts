@@ -63,6 +63,13 @@ export interface SnapshotInfo {
 }
 
 export interface Snapshot extends SnapshotInfo {
+  /**
+   * The site's prexy configuration as stored (a JSON document the hub validated with
+   * `parseProxyConfig`); null when the file has none, also for files written before the
+   * `proxy_config` table existed. Its user (prexy) validates it again as it compiles the rules,
+   * so a WAF client pays only for reading the text.
+   */
+  readonly proxyConfig: unknown;
   readonly rules: readonly Rule[];
   readonly tables: Readonly<Record<RangeCategory, RangeTable>>;
   /** The stored name of a label (reputation list name, AS organisation), if any. */
@@ -122,6 +129,7 @@ export async function openSnapshot(
     db = new Database(path, { readonly: true, fileMustExist: true });
     const info = readInfo(db, path);
     const rules = await readRules(db, path, budget);
+    const proxyConfig = readProxyConfig(db, path);
     const tables = await readTables(
       db,
       path,
@@ -133,7 +141,7 @@ export async function openSnapshot(
     const verdict = await integrity;
     if (verdict !== 'ok')
       throw new SnapshotOpenError(path, 'corrupt', `integrity check failed: ${verdict}`);
-    return makeSnapshot(db, info, rules, tables);
+    return makeSnapshot(db, info, rules, proxyConfig, tables);
   } catch (error) {
     db?.close();
     // A damaged file can fail any read; when the integrity check agrees, say so rather than
@@ -214,6 +222,27 @@ function readInfo(db: Database.Database, path: string): SnapshotInfo {
   };
 }
 
+/** The stored prexy configuration, if the file has the table and a row in it. */
+function readProxyConfig(db: Database.Database, path: string): unknown {
+  const table = db
+    .prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'proxy_config'")
+    .get();
+  if (table === undefined) return null;
+  const body = db.prepare('SELECT body FROM proxy_config WHERE id = 1').pluck().get() as
+    | string
+    | undefined;
+  if (body === undefined) return null;
+  try {
+    return JSON.parse(body) as unknown;
+  } catch (error) {
+    throw new SnapshotOpenError(
+      path,
+      'invalid_content',
+      `proxy_config is not JSON: ${(error as Error).message}`,
+    );
+  }
+}
+
 /**
  * Reads and re-validates the stored rules (a snapshot is input like any other), a few rules per
  * event-loop turn: rules with hundreds of ranges take milliseconds each to check.
@@ -289,6 +318,7 @@ function makeSnapshot(
   db: Database.Database,
   info: SnapshotInfo,
   rules: readonly Rule[],
+  proxyConfig: unknown,
   tables: Record<RangeCategory, RangeTable>,
 ): Snapshot {
   const labelQuery = db.prepare(
@@ -297,6 +327,7 @@ function makeSnapshot(
   return {
     ...info,
     rules,
+    proxyConfig,
     tables,
     labelValue: (category, label) =>
       labelQuery.get(category, label) as { value: string; detail: string | null } | undefined,

@@ -8,7 +8,9 @@
  * never re-validates. The package README documents every table.
  *
  * Bump {@link SCHEMA_VERSION} on any change a reader of the previous version would misread;
- * readers refuse versions they do not know.
+ * readers refuse versions they do not know. A reader only ever selects from the tables it knows,
+ * so a new table that the old meaning of every other table survives (such as `proxy_config`)
+ * keeps the version: older readers ignore it, and newer readers treat its absence as "none".
  */
 
 export const SCHEMA_VERSION = 1;
@@ -68,6 +70,11 @@ CREATE TABLE label_sets (
   offsets  BLOB NOT NULL,
   labels   BLOB NOT NULL
 ) WITHOUT ROWID;
+
+CREATE TABLE proxy_config (
+  id   INTEGER PRIMARY KEY CHECK (id = 1),
+  body TEXT NOT NULL
+);
 
 CREATE TABLE labels (
   category TEXT NOT NULL,

@@ -5,7 +5,8 @@
  * renamed into place, so a reader (or the hub's publisher) never sees half a snapshot.
  *
  * The layout is deterministic and puts what changes least first: the dataset tables (country,
- * ASN, reputation), then the table of the rules' own addresses, then the rules, then `meta`.
+ * ASN, reputation), then the table of the rules' own addresses, then the prexy configuration,
+ * then the rules, then `meta`.
  * SQLite allocates pages in the order rows arrive, so a snapshot whose datasets did not change
  * (a rule edit, an automatic block) has the same bytes as the previous one up to its last pages,
  * and a page delta between the two (`page-delta.ts`) carries kilobytes, not the datasets.
@@ -18,6 +19,7 @@ import type { AsnEntry, CountryEntry, ReputationList } from '../datasets/dataset
 import { flattenRanges, type LabelledRange } from '../ip/flatten.js';
 import { parseIpRange } from '../ip/range.js';
 import { labelSetCount, packRanges, type RangeTable, rangeCount } from '../ip/range-table.js';
+import type { ProxyConfig } from '../proxy-config/proxy-config.js';
 import type { RuleSet } from '../rules/model.js';
 import {
   DDL,
@@ -43,6 +45,11 @@ export interface SnapshotInput {
   readonly datasets?: Readonly<Record<string, string>>;
   /** The site's key for hashing account identifiers in signals (hex, 32 to 128 digits). */
   readonly signalKey?: string;
+  /**
+   * The site's prexy configuration (routes and substitution rule sets), as `parseProxyConfig`
+   * returned it; stored as JSON in `proxy_config`. WAF clients never read it.
+   */
+  readonly proxyConfig?: ProxyConfig;
 }
 
 export interface SnapshotSummary {
@@ -208,6 +215,11 @@ function writeFile(
     db.exec(DDL);
     db.transaction(() => {
       for (const c of [...categories].sort(byStability)) writeCategory(db, c);
+      if (input.proxyConfig !== undefined) {
+        db.prepare('INSERT INTO proxy_config (id, body) VALUES (1, ?)').run(
+          JSON.stringify(input.proxyConfig),
+        );
+      }
       writeRules(db, input.ruleSet);
       writeMeta(db, input, categories, createdAt);
     })();

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AsnEntry, CountryEntry, ReputationList } from '../datasets/dataset.js';
 import { parseIpRange } from '../ip/range.js';
+import { type ProxyConfig, parseProxyConfig } from '../proxy-config/proxy-config.js';
 import { parseRuleSet } from '../rules/validate.js';
 import { openSnapshot, type Snapshot } from '../snapshot/reader.js';
 import { writeSnapshot } from '../snapshot/writer.js';
@@ -20,6 +21,8 @@ export interface FixtureInput {
   /** list name -> range texts. */
   readonly reputation?: Readonly<Record<string, readonly string[]>>;
   readonly version?: number;
+  /** A prexy configuration document (validated with `parseProxyConfig` before it is stored). */
+  readonly proxyConfig?: unknown;
 }
 
 export function temporaryDirectory(): { dir: string; remove(): void } {
@@ -42,7 +45,14 @@ export function writeFixture(dir: string, input: FixtureInput, name = 'snapshot.
       ranges: texts.flatMap((t) => parseIpRange(t)),
     }),
   );
+  let proxyConfig: ProxyConfig | undefined;
+  if (input.proxyConfig !== undefined) {
+    const parsed = parseProxyConfig(input.proxyConfig);
+    if (!parsed.ok) throw new Error(`fixture proxyConfig: ${JSON.stringify(parsed.issues)}`);
+    proxyConfig = parsed.config;
+  }
   writeSnapshot(path, {
+    ...(proxyConfig === undefined ? {} : { proxyConfig }),
     ruleSet: parseRuleSet({ rules: input.rules }),
     country,
     asn,
