@@ -17,6 +17,7 @@
  * Requests that arrive before a snapshot is loaded get the fail mode (`open` by default).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Snapshot } from '@rampart/rules-core/snapshot/reader';
 import { TrustedProxies } from './client-ip/trusted-proxies.js';
 import { type RampartConfig, type RampartOptions, resolveConfig } from './config/options.js';
 import { GuardedLogger } from './logging/logger.js';
@@ -71,6 +72,13 @@ export interface Rampart {
   ready(): Promise<void>;
   /** Stops syncing, flushes reports (bounded by `closeTimeoutMs`), releases the snapshot. Idempotent. */
   close(): Promise<void>;
+  /**
+   * Calls `listener` with every snapshot the client starts using (the current one at once, if
+   * any), in the turn of the swap. What embeds the client beyond request evaluation reads the
+   * parts of the snapshot it needs there: prexy takes the site's proxy configuration from it,
+   * so one sync serves both. Returns the function that stops the calls.
+   */
+  onSnapshot(listener: (snapshot: Snapshot, sha256: string) => void): () => void;
   /** A copy of the counters. */
   stats(): Stats;
   /** The validated configuration (the site key replaced by `[redacted]`). */
@@ -120,6 +128,7 @@ export function createRampart(options: RampartOptions = {}): Rampart {
     fastifyPlugin: createFastifyPlugin(handler, batched),
     config: Object.freeze({ ...config, siteKey: config.siteKey ? '[redacted]' : '' }),
     signal: (req, kind, details) => signals.signal(req, kind, details),
+    onSnapshot: (listener) => active.subscribe((i) => listener(i.snapshot, i.sha256)),
     ready: () => ready,
     close: () => {
       closing ??= (async () => {

@@ -93,7 +93,10 @@ describe('with the real hub', () => {
     expect(plain.rampart.stats().sync).toMatchObject({ pollMode: 'interval', downloads: 1 });
   });
 
-  it('swaps in a new version after a rule change', async () => {
+  it('swaps in a new version after a rule change, telling onSnapshot listeners', async () => {
+    const seen: number[] = [];
+    const stop = main.rampart.onSnapshot((snapshot) => seen.push(snapshot.version));
+    expect(seen).toEqual([1]); // the one in use, at once
     const version = await hub.addRule(SITE, {
       id: 'bad-ip',
       type: 'ip',
@@ -103,6 +106,8 @@ describe('with the real hub', () => {
     await eventually(`version ${version}`, () => main.rampart.stats().snapshotVersion === version);
     // Only the pages that changed: main holds the previous version, the hub keeps it.
     expect(main.rampart.stats().sync).toMatchObject({ downloads: 2, deltaDownloads: 1 });
+    expect(seen).toEqual([1, version]);
+    stop();
   });
 
   it('brings a publication to every instance of a fleet within about a second', async () => {

@@ -25,6 +25,7 @@ export class ActiveSnapshot {
   /** How long the last evaluator build (the only synchronous part of a swap) took, in ms. */
   lastSwapMs = 0;
   private closed = false;
+  private readonly listeners = new Set<(installed: InstalledSnapshot) => void>();
 
   constructor(
     private readonly limits: SharedRateLimits,
@@ -48,7 +49,28 @@ export class ActiveSnapshot {
     this.current = installed;
     this.lastSwapMs = performance.now() - started;
     if (previous) setImmediate(() => previous.snapshot.close());
+    for (const listener of this.listeners) listener(installed);
     return installed;
+  }
+
+  /**
+   * Calls `listener` with each snapshot made current from now on (and with the current one at
+   * once, if any), synchronously in the swap's turn, before the old one is closed. Returns the
+   * function that removes it. A listener that throws does not stop the swap or the others.
+   */
+  subscribe(listener: (installed: InstalledSnapshot) => void): () => void {
+    const safe = (installed: InstalledSnapshot) => {
+      try {
+        listener(installed);
+      } catch {
+        // The listener's own failure; the swap is done and other listeners still run.
+      }
+    };
+    this.listeners.add(safe);
+    if (this.current) safe(this.current);
+    return () => {
+      this.listeners.delete(safe);
+    };
   }
 
   close(): void {
