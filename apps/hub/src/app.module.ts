@@ -11,6 +11,7 @@ import { DatasetsModule } from './datasets/datasets.module.js';
 import { HealthModule } from './health/health.module.js';
 import { JsonContentTypeMiddleware } from './http/json-content-type.middleware.js';
 import { MetricsModule } from './metrics/metrics.module.js';
+import { ProxyConfigModule } from './proxy-config/proxy-config.module.js';
 import { ReportsModule } from './reports/reports.module.js';
 import { RulesModule } from './rules/rules.module.js';
 import { SitesModule } from './sites/sites.module.js';
@@ -32,6 +33,7 @@ import { StorageModule } from './storage/storage.module.js';
     }),
     SitesModule,
     RulesModule,
+    ProxyConfigModule,
     DatasetsModule,
     BuildsModule,
     SnapshotsModule,

@@ -9,6 +9,8 @@ export interface BuildInput {
   readonly outPath: string;
   /** The site's HMAC key for account identifiers in signals. */
   readonly signalKey: string;
+  /** The site's prexy configuration (validated by the hub), for the snapshot's `proxy_config`. */
+  readonly proxyConfig?: unknown;
 }
 
 export interface BuildOutput {

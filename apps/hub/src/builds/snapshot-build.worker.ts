@@ -12,10 +12,25 @@ import {
   importAsnCsvFile,
   importCountryCsvFile,
 } from '@rampart/rules-core/datasets/ip-location-db';
+import {
+  describeProxyConfigIssues,
+  type ProxyConfig,
+  parseProxyConfig,
+} from '@rampart/rules-core/proxy-config/proxy-config';
 import { parseRuleSet } from '@rampart/rules-core/rules/validate';
 import { writeSnapshot } from '@rampart/rules-core/snapshot/writer';
 import { postResult } from '../workers/run-worker.js';
 import { BuildInput, BuildOutput } from './build-io.js';
+
+/** The hub validated it; parsed again here, the writer takes only a parsed configuration. */
+function proxyConfigOf(input: BuildInput): { proxyConfig?: ProxyConfig } {
+  if (input.proxyConfig === undefined) return {};
+  const parsed = parseProxyConfig(input.proxyConfig);
+  if (!parsed.ok) {
+    throw new Error(`proxy configuration: ${describeProxyConfigIssues(parsed.issues)}`);
+  }
+  return { proxyConfig: parsed.config };
+}
 
 async function build(input: BuildInput): Promise<BuildOutput> {
   const ruleSet = parseRuleSet({ rules: input.rules });
@@ -41,6 +56,7 @@ async function build(input: BuildInput): Promise<BuildOutput> {
     version: input.version,
     datasets: provenance,
     signalKey: input.signalKey,
+    ...proxyConfigOf(input),
   });
   return {
     sha256: await sha256File(input.outPath),

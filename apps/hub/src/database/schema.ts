@@ -178,6 +178,13 @@ export interface AutomaticBlocksTable {
   expiry_built: number;
 }
 
+export interface ProxyConfigsTable {
+  site_id: string;
+  /** The site's prexy configuration as `parseProxyConfig` normalised it, JSON. */
+  body: string;
+  updated_at: string;
+}
+
 export interface SessionsTable {
   /** SHA-256 (hex) of the session cookie's token. */
   token_hash: string;
@@ -208,4 +215,5 @@ export interface HubSchema {
   detection_settings: DetectionSettingsTable;
   sessions: SessionsTable;
   automatic_blocks: AutomaticBlocksTable;
+  proxy_configs: ProxyConfigsTable;
 }

@@ -4,6 +4,7 @@ import { reports } from './002-reports.js';
 import { signalKeys } from './003-signal-keys.js';
 import { detection } from './004-detection.js';
 import { sessions } from './005-sessions.js';
+import { proxyConfigs } from './006-proxy-configs.js';
 
 /** Every migration, by name; names sort in the order they apply. Never rename or edit one. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -12,6 +13,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '003-signal-keys': signalKeys,
   '004-detection': detection,
   '005-sessions': sessions,
+  '006-proxy-configs': proxyConfigs,
 };
 
 /** Migrations compiled into the hub (no directory scanning, so the build output is self-contained). */
