@@ -115,6 +115,19 @@ describe('proxyConfigSchema', () => {
         }),
     ],
     ['edgeWaf not a boolean', (d) => Object.assign(d, { edgeWaf: 'yes' })],
+    [
+      'a replacement past its length limit',
+      (d) =>
+        Object.assign(d, {
+          ruleSets: [
+            { pathPrefix: '/', rules: [{ pattern: 'a', replacement: 'b'.repeat(65_537) }] },
+          ],
+        }),
+    ],
+    [
+      'a path prefix past its length limit',
+      (d) => Object.assign(d, { ruleSets: [{ pathPrefix: `/${'p'.repeat(2048)}` }] }),
+    ],
   ];
   for (const [what, breakIt] of breakages) {
     it(`is refused by both with ${what}`, () => {

@@ -11,6 +11,7 @@
 import {
   DEFAULT_CONTENT_TYPES,
   DEFAULT_PROXY_MAX_BUFFERED_BYTES,
+  MAX_LENGTH,
   MAX_PROXY_BUFFERED_BYTES,
   MAX_ROUTES,
   MAX_RULE_SETS,
@@ -44,21 +45,21 @@ export function proxyConfigSchema(normalised = false): JsonSchema {
       host: {
         type: 'string',
         pattern: HOST_PATTERN,
-        maxLength: 260,
+        maxLength: MAX_LENGTH.host,
         description:
           'The incoming Host this route answers, with :port when the listener is not on 80/443 (unique across the site).',
       },
       upstream: {
         type: 'string',
         pattern: ORIGIN_PATTERN,
-        maxLength: 300,
+        maxLength: MAX_LENGTH.upstream,
         description:
           'The origin requests go to (http:// or https://, no path: requests keep their own).',
       },
       contentTypes: {
         type: 'array',
         maxItems: 100,
-        items: { type: 'string', pattern: MEDIA_TYPE_PATTERN, maxLength: 255 },
+        items: { type: 'string', pattern: MEDIA_TYPE_PATTERN, maxLength: MAX_LENGTH.contentType },
         default: DEFAULT_CONTENT_TYPES,
         description: 'Media types whose bodies are substituted; "*" for any.',
       },
@@ -90,13 +91,13 @@ export function proxyConfigSchema(normalised = false): JsonSchema {
       pattern: {
         type: 'string',
         minLength: 1,
-        maxLength: 4096,
+        maxLength: MAX_LENGTH.pattern,
         description:
           'A regular expression of the linear-time engine (SUBSTITUTION-SPEC); one that does not compile is refused with 422 naming its position and construct.',
       },
       replacement: {
         type: 'string',
-        maxLength: 65_536,
+        maxLength: MAX_LENGTH.replacement,
         description:
           'The replacement template: $& (or {&} after $) is the match, $1..$N groups, $$ a literal dollar (SUBSTITUTION-SPEC 11).',
       },
@@ -116,7 +117,7 @@ export function proxyConfigSchema(normalised = false): JsonSchema {
       pathPrefix: {
         type: 'string',
         pattern: '^/[^?#\\s]*$',
-        maxLength: 2048,
+        maxLength: MAX_LENGTH.pathPrefix,
         description:
           'Paths starting with this use these rules; the longest prefix wins and replaces its parents (no merging). "/" is site-wide.',
       },

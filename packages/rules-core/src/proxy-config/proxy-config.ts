@@ -68,6 +68,15 @@ export const MAX_PROXY_BUFFERED_BYTES = 16 * 1024 * 1024;
 export const MAX_RULES_PER_SET = 500;
 export const MAX_RULE_SETS = 1000;
 export const MAX_ROUTES = 1000;
+/** Longest texts accepted, per field (a host name is at most 253 characters, plus a port). */
+export const MAX_LENGTH = {
+  host: 260,
+  upstream: 300,
+  contentType: 255,
+  pathPrefix: 2048,
+  pattern: 4096,
+  replacement: 65_536,
+} as const;
 
 const EMPTY: ProxyConfig = { routes: [], ruleSets: [], edgeWaf: false };
 const HOST =
@@ -156,6 +165,8 @@ function parseRoute(raw: unknown, at: string, issues: Issues): ProxyRoute | unde
       `${at}.host`,
       'is required: the incoming Host, such as "shop.example" or "localhost:8080"',
     );
+  } else if (raw.host.length > MAX_LENGTH.host) {
+    fail(`${at}.host`, `is longer than ${MAX_LENGTH.host} characters`);
   } else {
     host = raw.host.toLowerCase();
     const port = /:(\d+)$/.exec(host)?.[1];
@@ -167,7 +178,11 @@ function parseRoute(raw: unknown, at: string, issues: Issues): ProxyRoute | unde
   let contentTypes = DEFAULT_CONTENT_TYPES;
   if (raw.contentTypes !== undefined) {
     contentTypes = list(raw.contentTypes, `${at}.contentTypes`, 100, fail).flatMap((t, i) => {
-      if (typeof t !== 'string' || !MEDIA_TYPE.test(t.toLowerCase())) {
+      if (
+        typeof t !== 'string' ||
+        t.length > MAX_LENGTH.contentType ||
+        !MEDIA_TYPE.test(t.toLowerCase())
+      ) {
         fail(`${at}.contentTypes[${i}]`, 'must be a media type such as "text/html", or "*"');
         return [];
       }
@@ -190,6 +205,10 @@ function parseRoute(raw: unknown, at: string, issues: Issues): ProxyRoute | unde
 function parseOrigin(raw: unknown, at: string, fail: Fail): string {
   if (typeof raw !== 'string' || raw === '') {
     fail(at, 'is required: the origin to proxy to, such as "http://127.0.0.1:3000"');
+    return '';
+  }
+  if (raw.length > MAX_LENGTH.upstream) {
+    fail(at, `is longer than ${MAX_LENGTH.upstream} characters`);
     return '';
   }
   let url: URL;
@@ -221,7 +240,9 @@ function parseRuleSetEntry(raw: unknown, at: string, issues: Issues): ProxyRuleS
   onlyKeys(raw, ['pathPrefix', 'matchKind', 'rules'], at, fail);
   const pathPrefix = typeof raw.pathPrefix === 'string' ? raw.pathPrefix : '';
   if (!pathPrefix.startsWith('/')) fail(`${at}.pathPrefix`, 'must be a path starting with "/"');
-  else if (/[?#\s]/.test(pathPrefix)) {
+  else if (pathPrefix.length > MAX_LENGTH.pathPrefix) {
+    fail(`${at}.pathPrefix`, `is longer than ${MAX_LENGTH.pathPrefix} characters`);
+  } else if (/[?#\s]/.test(pathPrefix)) {
     fail(`${at}.pathPrefix`, 'must be a path, without query, fragment or spaces');
   }
   let matchKind: MatchKind = 'leftmost-first';
@@ -240,8 +261,13 @@ function parseRuleSetEntry(raw: unknown, at: string, issues: Issues): ProxyRuleS
     onlyKeys(r, ['pattern', 'replacement', 'flags'], field, fail);
     if (typeof r.pattern !== 'string' || r.pattern === '') {
       fail(`${field}.pattern`, 'must be a non-empty string');
+    } else if (r.pattern.length > MAX_LENGTH.pattern) {
+      fail(`${field}.pattern`, `is longer than ${MAX_LENGTH.pattern} characters`);
     }
     if (typeof r.replacement !== 'string') fail(`${field}.replacement`, 'must be a string');
+    else if (r.replacement.length > MAX_LENGTH.replacement) {
+      fail(`${field}.replacement`, `is longer than ${MAX_LENGTH.replacement} characters`);
+    }
     if (r.flags !== undefined && typeof r.flags !== 'string') {
       fail(`${field}.flags`, 'must be a string, a subset of "gi"');
     }
