@@ -12,7 +12,7 @@ import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { DatabaseService } from '../database/database.service.js';
 import { BuildsTable } from '../database/schema.js';
 import { activeAutomaticRules } from '../detection/automatic-blocks.service.js';
-import { storedProxyConfig } from '../proxy-config/stored-proxy-config.js';
+import { storedProxyConfigDocument } from '../proxy-config/stored-proxy-config.js';
 import { PublicationChannel } from '../publications/publication-channel.js';
 import { SitesService } from '../sites/sites.service.js';
 import { DataDir } from '../storage/data-dir.js';
@@ -135,7 +135,7 @@ export class BuildsService {
       .where('site_id', '=', siteId)
       .executeTakeFirst();
     const version = Number(latest?.version ?? 0) + 1;
-    const proxyConfig = await storedProxyConfig(db, siteId);
+    const proxyConfig = await storedProxyConfigDocument(db, siteId);
     const outPath = this.dataDir.temporaryPath('.sqlite');
     try {
       const output = await this.builder.build({

@@ -22,12 +22,17 @@ import { writeSnapshot } from '@rampart/rules-core/snapshot/writer';
 import { postResult } from '../workers/run-worker.js';
 import { BuildInput, BuildOutput } from './build-io.js';
 
-/** The hub validated it; parsed again here, the writer takes only a parsed configuration. */
+/**
+ * The stored document, validated here (off the hub's event loop): one that no longer validates
+ * fails the build with the reason rather than ship what no proxy could load.
+ */
 function proxyConfigOf(input: BuildInput): { proxyConfig?: ProxyConfig } {
   if (input.proxyConfig === undefined) return {};
   const parsed = parseProxyConfig(input.proxyConfig);
   if (!parsed.ok) {
-    throw new Error(`proxy configuration: ${describeProxyConfigIssues(parsed.issues)}`);
+    throw new Error(
+      `the stored proxy configuration no longer validates: ${describeProxyConfigIssues(parsed.issues)}`,
+    );
   }
   return { proxyConfig: parsed.config };
 }

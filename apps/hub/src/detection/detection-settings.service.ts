@@ -3,8 +3,9 @@
  * runs the defaults. Read on every ingested batch, so kept for {@link CACHE_MS} per hub instance:
  * a change made through another instance applies within that.
  */
-import { Injectable, UnprocessableEntityException } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { DatabaseService } from '../database/database.service.js';
+import { invalidFields } from '../http/problem-details.js';
 import { SitesService } from '../sites/sites.service.js';
 import {
   DEFAULT_DETECTION_SETTINGS,
@@ -48,16 +49,7 @@ export class DetectionSettingsService {
   async update(siteId: string, raw: unknown): Promise<DetectionSettings> {
     await this.sites.get(siteId);
     const parsed = parseDetectionSettings(raw, await this.load(siteId));
-    if (!parsed.ok) {
-      const [first] = parsed.issues;
-      const more = parsed.issues.length > 1 ? ` (and ${parsed.issues.length - 1} more)` : '';
-      throw new UnprocessableEntityException({
-        statusCode: 422,
-        error: 'Unprocessable Entity',
-        message: `${first?.field}: ${first?.reason}${more}`,
-        issues: parsed.issues,
-      });
-    }
+    if (!parsed.ok) throw invalidFields(parsed.issues);
     const row = {
       site_id: siteId,
       body: JSON.stringify(parsed.settings),

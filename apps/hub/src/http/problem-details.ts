@@ -19,7 +19,7 @@
  * Controllers throw Nest's `HttpException`s as usual; `ProblemDetailsFilter` turns every error
  * into this shape, and `ApiProblems` declares it in the OpenAPI document.
  */
-import { applyDecorators } from '@nestjs/common';
+import { applyDecorators, UnprocessableEntityException } from '@nestjs/common';
 import {
   ApiExtraModels,
   ApiProperty,
@@ -103,6 +103,23 @@ const DEFAULT_DESCRIPTIONS: Record<number, string> = {
   500: 'An unexpected error (logged by the hub).',
   503: 'The hub cannot take this now: retry after `Retry-After`.',
 };
+
+/**
+ * 422 for a document refused field by field: `detail` is the first issue (`field: reason`) and
+ * how many more there are, `issues` lists every one (the exception filter makes it a problem).
+ */
+export function invalidFields(
+  issues: readonly { readonly field: string; readonly reason: string }[],
+): UnprocessableEntityException {
+  const [first] = issues;
+  const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : '';
+  return new UnprocessableEntityException({
+    statusCode: 422,
+    error: 'Unprocessable Entity',
+    message: `${first?.field}: ${first?.reason}${more}`,
+    issues,
+  });
+}
 
 /** Statuses every JSON body may get before a handler sees it (body parser, media type). */
 export const JSON_BODY_PROBLEMS = {

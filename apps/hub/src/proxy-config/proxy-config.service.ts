@@ -6,18 +6,16 @@
  * and the construct) and never reaches a proxy. Stored in one statement with a revision bump,
  * then a build is requested: the configuration travels in the site's next snapshot.
  */
-import { Injectable, UnprocessableEntityException } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import {
-  describeProxyConfigIssues,
   emptyProxyConfig,
   type ProxyConfig,
   parseProxyConfig,
 } from '@rampart/rules-core/proxy-config/proxy-config';
-import type { Transaction } from 'kysely';
 import { BuildQueueService } from '../builds/build-queue.service.js';
 import { DatabaseService } from '../database/database.service.js';
-import type { HubSchema } from '../database/schema.js';
-import { SitesService } from '../sites/sites.service.js';
+import { invalidFields } from '../http/problem-details.js';
+import { bumpRulesRevision, SitesService } from '../sites/sites.service.js';
 import { storedProxyConfig } from './stored-proxy-config.js';
 
 @Injectable()
@@ -38,16 +36,7 @@ export class ProxyConfigService {
   async replace(siteId: string, raw: unknown): Promise<ProxyConfig> {
     await this.sites.get(siteId);
     const parsed = parseProxyConfig(raw);
-    if (!parsed.ok) {
-      throw new UnprocessableEntityException({
-        statusCode: 422,
-        error: 'Unprocessable Entity',
-        message:
-          describeProxyConfigIssues(parsed.issues, 1) +
-          (parsed.issues.length > 1 ? ` (and ${parsed.issues.length - 1} more)` : ''),
-        issues: parsed.issues,
-      });
-    }
+    if (!parsed.ok) throw invalidFields(parsed.issues);
     const row = {
       site_id: siteId,
       body: JSON.stringify(parsed.config),
@@ -61,7 +50,7 @@ export class ProxyConfigService {
           oc.column('site_id').doUpdateSet({ body: row.body, updated_at: row.updated_at }),
         )
         .execute();
-      await bumpRevision(tx, siteId);
+      await bumpRulesRevision(tx, siteId);
     });
     await this.queue.requestBuild(siteId);
     return parsed.config;
@@ -72,17 +61,8 @@ export class ProxyConfigService {
     await this.sites.get(siteId);
     await this.database.db.transaction().execute(async (tx) => {
       await tx.deleteFrom('proxy_configs').where('site_id', '=', siteId).execute();
-      await bumpRevision(tx, siteId);
+      await bumpRulesRevision(tx, siteId);
     });
     await this.queue.requestBuild(siteId);
   }
-}
-
-/** A change to what the snapshot holds: what the next build must catch up to. */
-async function bumpRevision(tx: Transaction<HubSchema>, siteId: string): Promise<void> {
-  await tx
-    .updateTable('sites')
-    .set((eb) => ({ rules_revision: eb('rules_revision', '+', 1) }))
-    .where('id', '=', siteId)
-    .execute();
 }

@@ -11,7 +11,7 @@ import { BuildQueueService } from '../builds/build-queue.service.js';
 import { DatabaseService } from '../database/database.service.js';
 import { HubSchema } from '../database/schema.js';
 import { AUTOMATIC_RULE_PREFIX } from '../detection/automatic-rules.js';
-import { SitesService } from '../sites/sites.service.js';
+import { bumpRulesRevision, SitesService } from '../sites/sites.service.js';
 
 export interface RuleList {
   readonly revision: number;
@@ -115,12 +115,7 @@ export class RulesService {
     result: (rules: readonly Rule[]) => T,
   ): Promise<T> {
     const value = await this.database.db.transaction().execute(async (tx) => {
-      const bumped = await tx
-        .updateTable('sites')
-        .set((eb) => ({ rules_revision: eb('rules_revision', '+', 1) }))
-        .where('id', '=', siteId)
-        .executeTakeFirst();
-      if (Number(bumped.numUpdatedRows) === 0) await this.sites.get(siteId, tx); // 404
+      if (!(await bumpRulesRevision(tx, siteId))) await this.sites.get(siteId, tx); // 404
       const next = change(await this.current(siteId, tx));
       const issues: RuleIssue[] = [];
       const rules = parseRules(next, issues);

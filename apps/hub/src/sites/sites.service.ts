@@ -186,3 +186,21 @@ function isUniqueViolation(error: unknown): boolean {
   const code = (error as { code?: unknown }).code;
   return code === '23505' || (typeof code === 'string' && code.startsWith('SQLITE_CONSTRAINT'));
 }
+
+/**
+ * Records a change to what the site's snapshot holds (its rules, its prexy configuration): the
+ * revision the next build must catch up to. Inside a transaction, the update also locks the
+ * site's row (PostgreSQL) or takes the write lock (SQLite) before anything is read, so concurrent
+ * changes to one site apply one after the other. Resolves false when there is no such site.
+ */
+export async function bumpRulesRevision(
+  tx: Transaction<HubSchema>,
+  siteId: string,
+): Promise<boolean> {
+  const bumped = await tx
+    .updateTable('sites')
+    .set((eb) => ({ rules_revision: eb('rules_revision', '+', 1) }))
+    .where('id', '=', siteId)
+    .executeTakeFirst();
+  return Number(bumped.numUpdatedRows) > 0;
+}
