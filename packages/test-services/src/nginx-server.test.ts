@@ -1,26 +1,10 @@
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import { request } from 'node:http';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { findFreePort } from './free-port.js';
+import { getText as get } from './http-get.js';
 import { SUBS_FILTER_MODULE, startNginx } from './nginx-server.js';
-
-function get(port: number, path: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    request({ host: '127.0.0.1', port, path }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => {
-        body += c;
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      res.on('error', reject);
-    })
-      .on('error', reject)
-      .end();
-  });
-}
 
 describe('startNginx', () => {
   it('serves the configuration it is given, with the subs_filter module, and stop removes everything', async () => {

@@ -214,9 +214,9 @@ function parseHubLink(
   name: unknown,
   fail: (field: string, reason: string) => void,
 ): HubLink | undefined {
-  const before = { failed: false };
+  let failed = false;
   const failHere = (field: string, reason: string) => {
-    before.failed = true;
+    failed = true;
     fail(field, reason);
   };
   const hub = objectAt(raw, at, ['url', 'siteKeyEnv', 'dataDir'], failHere);
@@ -239,7 +239,7 @@ function parseHubLink(
   if (typeof dataDir !== 'string' || dataDir === '') {
     failHere(`${at}.dataDir`, 'must be a folder path');
   }
-  if (before.failed) return undefined;
+  if (failed) return undefined;
   return { url, siteKeyEnv: siteKeyEnv as string, dataDir: dataDir as string };
 }
 

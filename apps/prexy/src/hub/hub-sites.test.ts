@@ -6,8 +6,9 @@
  * with another site's is refused and the one in force stays; the edge WAF answers blocked
  * requests before the upstream is contacted.
  */
-import { createServer, request, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { getText } from '@rampart/test-services/http-get';
 import { type Hub, startHub } from '@rampart/test-services/hub';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parsePrexyFile, type SiteEntry } from '../config/prexy-file.js';
@@ -28,20 +29,8 @@ let port = 0;
 let hubSites: HubSites;
 const warnings: string[] = [];
 
-function get(path: string, host = HOST): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    request({ host: '127.0.0.1', port, path, headers: { host }, agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => {
-        body += c;
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      res.on('error', reject);
-    })
-      .on('error', reject)
-      .end();
-  });
+function get(path: string, host = HOST) {
+  return getText(port, path, { host });
 }
 
 async function eventually(what: string, check: () => Promise<boolean> | boolean): Promise<void> {

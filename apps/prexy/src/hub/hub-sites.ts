@@ -21,7 +21,7 @@ import {
 } from '@rampart/rules-core/proxy-config/proxy-config';
 import { createRampart, type Rampart } from '@rampart/waf-client/rampart';
 import { PrexyFileError, type SiteEntry } from '../config/prexy-file.js';
-import type { EdgeGuard } from '../proxy/proxy-handler.js';
+import { answer, type EdgeGuard } from '../proxy/proxy-handler.js';
 
 export interface HubSitesOptions {
   /** Told the whole site list each time a site's configuration changes; throws to refuse it. */
@@ -180,11 +180,7 @@ function edgeGuardOf(rampart: Rampart): EdgeGuard {
         next();
         return;
       }
-      res.writeHead(500, {
-        'content-type': 'text/plain; charset=utf-8',
-        'cache-control': 'no-store',
-      });
-      res.end('edge WAF failure\n');
+      answer(res, 500, 'edge WAF failure\n');
     });
   };
 }

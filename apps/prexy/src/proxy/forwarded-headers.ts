@@ -60,7 +60,8 @@ function forwardedNode(address: string): string {
   return plain.includes(':') ? `"[${plain}]"` : plain;
 }
 
-function append(existing: string | string[] | undefined, value: string): string {
+/** `value` after a field's existing values (a list field, RFC 9110 5.3). */
+export function appendFieldValue(existing: string | string[] | undefined, value: string): string {
   if (existing === undefined) return value;
   return `${Array.isArray(existing) ? existing.join(', ') : existing}, ${value}`;
 }
@@ -79,12 +80,12 @@ export function upstreamRequestHeaders(
   const out = endToEnd(headers);
   out.host = upstreamHost;
   const node = forwardedNode(client.address);
-  out.forwarded = append(
+  out.forwarded = appendFieldValue(
     headers.forwarded,
     `for=${node};host=${JSON.stringify(client.host)};proto=${client.proto}`,
   );
   const plain = node.startsWith('"[') ? node.slice(2, -2) : node;
-  out['x-forwarded-for'] = append(headers['x-forwarded-for'], plain);
+  out['x-forwarded-for'] = appendFieldValue(headers['x-forwarded-for'], plain);
   out['x-forwarded-host'] = client.host;
   out['x-forwarded-proto'] = client.proto;
   return out;

@@ -25,7 +25,11 @@ import { SlicedSubstitution } from '../body/sliced-substitution.js';
 import { type RouteTable, ruleSetFor, type SiteRoute } from '../routing/route-table.js';
 import type { CachedRuleSet, CompiledSets } from '../rules/compiled-sets.js';
 import { acceptsTrailers, StageTimings } from '../timing/stage-timings.js';
-import { downstreamResponseHeaders, upstreamRequestHeaders } from './forwarded-headers.js';
+import {
+  appendFieldValue,
+  downstreamResponseHeaders,
+  upstreamRequestHeaders,
+} from './forwarded-headers.js';
 import { countUpstreamError, type ProxyCounters } from './proxy-counters.js';
 import { pathOf, requestTarget } from './request-target.js';
 import { type UpstreamPools, upstreamFailure } from './upstream-pools.js';
@@ -206,7 +210,7 @@ function forward(
         logged = { substituted: true, rules: chosen.kind };
         const trailers = acceptsTrailers(req.headers.te);
         if (trailers) out.trailer = 'Server-Timing';
-        out['server-timing'] = serverTiming(upstreamHeaders['server-timing'], timings.header());
+        out['server-timing'] = appendFieldValue(upstreamHeaders['server-timing'], timings.header());
         res.writeHead(statusCode, statusMessage, out);
         counters.substituted++;
         sink = substitutionPipeline(deps, res, plan, chosen.set, route, timings, trailers, {
@@ -232,7 +236,7 @@ function forward(
           },
         });
       } else {
-        out['server-timing'] = serverTiming(upstreamHeaders['server-timing'], timings.header());
+        out['server-timing'] = appendFieldValue(upstreamHeaders['server-timing'], timings.header());
         res.writeHead(statusCode, statusMessage, out);
       }
     },
@@ -387,12 +391,6 @@ class Tail extends Transform {
     this.atEnd();
     done();
   }
-}
-
-/** Prexy's `Server-Timing` after the upstream's own, when it sent one. */
-function serverTiming(upstream: string | string[] | undefined, ours: string): string {
-  if (upstream === undefined) return ours;
-  return `${Array.isArray(upstream) ? upstream.join(', ') : upstream}, ${ours}`;
 }
 
 /** A short answer of prexy's own (never from an upstream). */
