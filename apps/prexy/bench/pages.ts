@@ -108,6 +108,39 @@ export function shopPage(bytes: number): string {
   return parts.join('');
 }
 
+/**
+ * A deterministic article page of at least `bytes` bytes that none of the bench rules matches
+ * (no shop links, ids or prices): what the bitmap cache learns to stream straight through.
+ */
+export function articlePage(bytes: number): string {
+  const head = `<!DOCTYPE html>
+<html lang="en">
+<head><meta charset="utf-8"><title>Caring for outdoor wood</title>
+<link rel="stylesheet" href="/static/article.css"></head>
+<body>
+<article>
+`;
+  const foot = `</article>
+</body>
+</html>
+`;
+  const parts = [head];
+  let size = head.length + foot.length;
+  for (let n = 1; size < bytes; n++) {
+    const section = `<section id="s${n}">
+  <h2>Season ${n}: oil, wait, repeat</h2>
+  <p>Clean the surface with a soft brush, let it dry for a day, then apply a thin coat of oil
+  along the grain. Wipe off what the wood does not take after twenty minutes.</p>
+  <p>In wet weeks, cover the furniture at night and keep the legs off the lawn.</p>
+</section>
+`;
+    parts.push(section);
+    size += section.length;
+  }
+  parts.push(foot);
+  return parts.join('');
+}
+
 /** nginx `subs_filter` directives for `rules` (regex mode, every match). */
 export function subsFilterDirectives(rules: readonly BenchRule[]): string {
   return rules

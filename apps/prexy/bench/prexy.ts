@@ -12,9 +12,11 @@
  *    Prexy's bitmap cache is off here (`matchCacheBytes: 0`): the engine against the module.
  * 3. Mixed run (10 regex rules): 4 connections fetching the 10 MiB page while 32 fetch the 10 KiB
  *    one, on each proxy: the small requests' p99.
- * 4. The bitmap cache: the 100 KiB page (an asset with a strong ETag) with 50 rules, cache on
- *    against off.
- * 5. One 1 GiB page streamed through prexy (10 rules): time and prexy's peak RSS.
+ * 4. The bitmap cache (50 rules), cache on against off, on two assets with a strong ETag: the
+ *    100 KiB shop page (20 of the 50 rules match: the next responses run those 20) and a
+ *    100 KiB article no rule matches (the next responses stream through unscanned).
+ * 5. One 1 GiB page streamed through a freshly started prexy (10 rules): time, prexy's idle RSS
+ *    before and peak RSS during the stream.
  *
  * Last line: JSON with the ratios (prexy / nginx; for p99 lower is better).
  * `BENCH_SECONDS` (default 8) sets each wrk run's length.
@@ -38,6 +40,7 @@ import {
 } from '@rampart/test-services/service-process';
 import { runWrk, WRK_DONE_LUA, type WrkResult } from '@rampart/test-services/wrk';
 import {
+  articlePage,
   type BenchRule,
   escapeLiteral,
   literalRules,
@@ -104,11 +107,14 @@ async function main(): Promise<void> {
   for (const size of [...SIZES, { name: '10m', bytes: 10 * 1024 * 1024 }]) {
     await writeFile(join(work, 'pages', `page-${size.name}.html`), shopPage(size.bytes));
   }
+  await writeFile(join(work, 'pages', 'article-100k.html'), articlePage(100 * 1024));
 
   const rows: Row[] = [];
   const mixed: Record<string, WrkResult> = {};
-  let bitmap: { off: WrkResult; on: WrkResult } | undefined;
-  let stream: { seconds: number; peakRssMb: number; bytesOut: number } | undefined;
+  const bitmap: Record<string, { off: WrkResult; on: WrkResult }> = {};
+  let stream:
+    | { seconds: number; idleRssMb: number; peakRssMb: number; bytesOut: number }
+    | undefined;
   try {
     for (const c of CASES) {
       const nginx = await startNginxProxy(c, originPort);
@@ -140,23 +146,37 @@ async function main(): Promise<void> {
           log(
             `mixed: small p99 nginx ${mixed.nginx.p99Ms.toFixed(1)} ms, prexy ${mixed.prexy.p99Ms.toFixed(1)} ms`,
           );
-          stream = await streamGiB(work, prexy);
+          const fresh = await startPrexy(work, c, originPort, 0);
+          try {
+            stream = await streamGiB(work, fresh);
+          } finally {
+            await fresh.process.close();
+          }
           log(
-            `1 GiB through prexy: ${stream.seconds.toFixed(1)} s, peak RSS ${stream.peakRssMb.toFixed(0)} MB`,
+            `1 GiB through prexy: ${stream.seconds.toFixed(1)} s, RSS idle ${stream.idleRssMb.toFixed(0)} MB, peak ${stream.peakRssMb.toFixed(0)} MB`,
           );
         }
         if (c.name === 'regex-50') {
           const cached = await startPrexy(work, c, originPort, 8 * 1024 * 1024);
           try {
-            const path = '/page-100k.html';
-            await load(prexy.port, path, script, 2);
-            const off = await load(prexy.port, path, script, SECONDS);
-            await load(cached.port, path, script, 2);
-            const on = await load(cached.port, path, script, SECONDS);
-            bitmap = { off, on };
-            log(
-              `bitmap cache, 100k, 50 rules: off ${off.rps.toFixed(0)} rps, on ${on.rps.toFixed(0)} rps`,
-            );
+            for (const path of ['/page-100k.html', '/article-100k.html']) {
+              const original = await readFile(join(work, 'pages', path));
+              const through = await get(cached.port, path);
+              if (path.startsWith('/article') && !through.equals(original)) {
+                throw new Error(`${path}: a bench rule matched the article page`);
+              }
+              await load(prexy.port, path, script, 2);
+              const off = await load(prexy.port, path, script, SECONDS);
+              await load(cached.port, path, script, 2);
+              const on = await load(cached.port, path, script, SECONDS);
+              if (!(await get(cached.port, path)).equals(through)) {
+                throw new Error(`${path}: the bitmap cache changed the body`);
+              }
+              bitmap[path] = { off, on };
+              log(
+                `bitmap cache, ${path}, 50 rules: off ${off.rps.toFixed(0)} rps, on ${on.rps.toFixed(0)} rps`,
+              );
+            }
           } finally {
             await cached.process.close();
           }
@@ -178,6 +198,8 @@ async function main(): Promise<void> {
     const n = find(rules, '100k', 'nginx');
     return p && n ? round(p[key] / n[key]) : null;
   };
+  const gain = (b: { off: WrkResult; on: WrkResult } | undefined) =>
+    b ? round(b.on.rps / b.off.rps) : null;
   printTable(rows);
   const summary = {
     ratio_rps_vs_subs_filter_1_rule: ratio('regex-1', 'rps'),
@@ -187,7 +209,9 @@ async function main(): Promise<void> {
     ratio_p99_vs_subs_filter_10_rules: ratio('regex-10', 'p99Ms'),
     ratio_small_p99_vs_nginx_mixed:
       mixed.nginx && mixed.prexy ? round(mixed.prexy.p99Ms / mixed.nginx.p99Ms) : null,
-    bitmap_cache_gain_50_rules: bitmap ? round(bitmap.on.rps / bitmap.off.rps) : null,
+    bitmap_cache_gain_50_rules: gain(bitmap['/page-100k.html']),
+    bitmap_cache_gain_unmatched_asset: gain(bitmap['/article-100k.html']),
+    idle_rss_mb: stream ? Math.round(stream.idleRssMb) : null,
     peak_rss_mb_1gib_stream: stream ? Math.round(stream.peakRssMb) : null,
     stream_1gib_mb_per_s: stream ? Math.round(stream.bytesOut / 1e6 / stream.seconds) : null,
   };
@@ -331,13 +355,14 @@ async function mixedRun(port: number, script: string): Promise<WrkResult> {
 async function streamGiB(
   work: string,
   prexy: { process: ServiceProcess; port: number },
-): Promise<{ seconds: number; peakRssMb: number; bytesOut: number }> {
+): Promise<{ seconds: number; idleRssMb: number; peakRssMb: number; bytesOut: number }> {
   const page = await readFile(join(work, 'pages', 'page-1m.html'));
   const file = join(work, 'pages', 'page-1g.html');
   const handle = await open(file, 'w');
   for (let i = 0; i < 1024; i++) await handle.write(page);
   await handle.close();
   const pid = prexy.process.pid;
+  const idleRssMb = await rssMb(pid);
   await resetPeak(pid);
   const start = performance.now();
   const { bytes, digest } = await new Promise<{ bytes: number; digest: string }>(
@@ -372,7 +397,7 @@ async function streamGiB(
     );
   }
   await rm(file);
-  return { seconds, peakRssMb: await peakMb(pid), bytesOut: bytes };
+  return { seconds, idleRssMb, peakRssMb: await peakMb(pid), bytesOut: bytes };
 }
 
 /** Resets the peak resident set of `pid` (Linux: `5` to clear_refs). */
@@ -382,9 +407,18 @@ async function resetPeak(pid: number | undefined): Promise<void> {
 }
 
 async function peakMb(pid: number | undefined): Promise<number> {
+  return statusMb(pid, 'VmHWM');
+}
+
+async function rssMb(pid: number | undefined): Promise<number> {
+  return statusMb(pid, 'VmRSS');
+}
+
+/** A memory figure of `/proc/<pid>/status`, in MB. */
+async function statusMb(pid: number | undefined, field: 'VmHWM' | 'VmRSS'): Promise<number> {
   if (pid === undefined) return Number.NaN;
   const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
-  const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN);
+  const kb = Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? Number.NaN);
   return kb / 1024;
 }
 

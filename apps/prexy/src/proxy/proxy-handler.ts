@@ -21,7 +21,8 @@ import type { Dispatcher } from 'undici';
 import { assetKey, type MatchBitmapCache } from '../bitmap/match-bitmap.js';
 import { type BodyPlan, planBody, substitutedHeaders } from '../body/body-plan.js';
 import { decoder, encoder, upstreamAcceptEncoding } from '../body/content-coding.js';
-import { SlicedSubstitution } from '../body/sliced-substitution.js';
+import { DirectBody } from '../body/direct-body.js';
+import { SlicedSubstituter, SlicedSubstitution } from '../body/sliced-substitution.js';
 import { type RouteTable, ruleSetFor, type SiteRoute } from '../routing/route-table.js';
 import type { CachedRuleSet, CompiledSets } from '../rules/compiled-sets.js';
 import { acceptsTrailers, StageTimings } from '../timing/stage-timings.js';
@@ -146,7 +147,9 @@ function forward(
   let status = 0;
   /** Where upstream body bytes go: the response itself, or the first stage of the pipeline. */
   let sink: Writable = res;
-  let substitution: SlicedSubstitution | undefined;
+  /** Or, for a substituted body whose coding stays identity, the direct writer. */
+  let direct: DirectBody | undefined;
+  let substitution: SlicedSubstituter | undefined;
 
   const finish = (error?: string) => {
     if (settled) return;
@@ -213,43 +216,67 @@ function forward(
         out['server-timing'] = appendFieldValue(upstreamHeaders['server-timing'], timings.header());
         res.writeHead(statusCode, statusMessage, out);
         counters.substituted++;
-        sink = substitutionPipeline(deps, res, plan, chosen.set, route, timings, trailers, {
-          created: (s) => {
-            substitution = s;
-          },
-          bytes: (n) => {
-            bytesOut += n;
-          },
-          done: (error) => {
-            if (substitution) {
-              const stats = substitution.stats;
-              if (stats.bufferLimitHit) counters.bufferLimitHits++;
-              if (error === undefined && chosen.kind === 'all' && chosen.key !== undefined) {
-                if (!stats.bufferLimitHit)
-                  deps.bitmap?.remember(chosen.key, rules.id, stats.matchedRules);
-              }
+        const done = (error: Error | undefined) => {
+          if (substitution) {
+            const stats = substitution.stats;
+            if (stats.bufferLimitHit) counters.bufferLimitHits++;
+            if (error === undefined && chosen.kind === 'all' && chosen.key !== undefined) {
+              if (!stats.bufferLimitHit)
+                deps.bitmap?.remember(chosen.key, rules.id, stats.matchedRules);
             }
-            if (error !== undefined) {
-              logged = { ...logged, error: error.message };
-              c.abort(error);
-            }
-          },
-        });
+          }
+          if (error !== undefined) {
+            logged = { ...logged, error: error.message };
+            c.abort(error);
+          }
+        };
+        const countBytes = (n: number) => {
+          bytesOut += n;
+        };
+        if (chosen.set !== undefined && plan.from === 'identity' && plan.to === 'identity') {
+          const sliced = new SlicedSubstituter(
+            chosen.set.set,
+            route.route.maxBufferedBytes,
+            deps.warn,
+          );
+          substitution = sliced;
+          direct = new DirectBody(res, sliced, c, {
+            bytes: countBytes,
+            beforeEnd: () => {
+              timings.substitutionMs = sliced.substitutionMs;
+              if (trailers) res.addTrailers({ 'server-timing': timings.trailer() });
+            },
+            done,
+          });
+        } else {
+          sink = substitutionPipeline(deps, res, plan, chosen.set, route, timings, trailers, {
+            created: (s) => {
+              substitution = s;
+            },
+            bytes: countBytes,
+            done,
+          });
+        }
       } else {
         out['server-timing'] = appendFieldValue(upstreamHeaders['server-timing'], timings.header());
         res.writeHead(statusCode, statusMessage, out);
       }
     },
     onResponseData(c, chunk) {
-      if (sink === res) bytesOut += chunk.length;
       counters.bytesIn += chunk.length;
+      if (direct !== undefined) {
+        direct.write(chunk);
+        return;
+      }
+      if (sink === res) bytesOut += chunk.length;
       if (!sink.write(chunk)) {
         c.pause();
         sink.once('drain', () => c.resume());
       }
     },
     onResponseEnd() {
-      sink.end();
+      if (direct !== undefined) direct.end();
+      else sink.end();
     },
     onResponseError(_c, error) {
       if (clientGone) return;
@@ -322,7 +349,7 @@ function chooseRules(
 }
 
 interface PipelineEvents {
-  readonly created: (substitution: SlicedSubstitution) => void;
+  readonly created: (substitution: SlicedSubstituter) => void;
   readonly bytes: (n: number) => void;
   readonly done: (error: Error | undefined) => void;
 }
@@ -348,7 +375,7 @@ function substitutionPipeline(
   if (decode) stages.push(decode);
   if (rules !== undefined) {
     const substitution = new SlicedSubstitution(rules.set, route.route.maxBufferedBytes, deps.warn);
-    events.created(substitution);
+    events.created(substitution.substituter);
     stages.push(substitution);
   }
   const encode = recode ? encoder(plan.to) : undefined;
@@ -360,7 +387,7 @@ function substitutionPipeline(
         const substitution = stages.find(
           (s): s is SlicedSubstitution => s instanceof SlicedSubstitution,
         );
-        timings.substitutionMs = substitution?.substitutionMs ?? 0;
+        timings.substitutionMs = substitution?.substituter.substitutionMs ?? 0;
         if (trailers) res.addTrailers({ 'server-timing': timings.trailer() });
       },
     ),

@@ -25,6 +25,8 @@ export interface CachedRuleSet {
 
 export class CompiledSets {
   private readonly byId = new Map<string, CachedRuleSet>();
+  /** Narrowed sets by parent id and rule indices: found per response without hashing rules. */
+  private readonly narrowings = new Map<string, CachedRuleSet>();
   private compiled = 0;
 
   /** How many rule sets this cache has compiled (not found) so far. */
@@ -62,11 +64,17 @@ export class CompiledSets {
    */
   narrowed(from: CachedRuleSet, matched: readonly number[]): CachedRuleSet {
     if (matched.length === from.rules.length) return from;
-    const rules = matched.flatMap((i) => {
-      const rule = from.rules[i];
-      return rule === undefined ? [] : [rule];
-    });
-    return this.get(rules, from.matchKind, from.id);
+    const key = `${from.id}/${matched.join(',')}`;
+    let narrowed = this.narrowings.get(key);
+    if (narrowed === undefined) {
+      const rules = matched.flatMap((i) => {
+        const rule = from.rules[i];
+        return rule === undefined ? [] : [rule];
+      });
+      narrowed = this.get(rules, from.matchKind, from.id);
+      this.narrowings.set(key, narrowed);
+    }
+    return narrowed;
   }
 
   /** Forgets every set not in `live`, nor narrowed from one in it (after a configuration swap). */
@@ -74,6 +82,9 @@ export class CompiledSets {
     for (const [id, cached] of this.byId) {
       if (live.has(id) || (cached.parent !== undefined && live.has(cached.parent))) continue;
       this.byId.delete(id);
+    }
+    for (const [key, narrowed] of this.narrowings) {
+      if (!this.byId.has(narrowed.id)) this.narrowings.delete(key);
     }
   }
 }

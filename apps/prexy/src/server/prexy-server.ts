@@ -7,7 +7,8 @@
  * the table in force stays. Requests already running keep the table they started with.
  *
  * Malformed requests never reach an upstream: Node's parser refuses them and prexy answers 400,
- * or 431 for headers over `maxHeaderSize`, then closes the connection.
+ * or 431 for headers over `maxHeaderSize`, then closes the connection. `CONNECT` (a tunnel to a
+ * host of the client's choosing) is answered 405.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -81,6 +82,15 @@ export class PrexyServer {
       const status = tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request';
       socket.end(
         `HTTP/1.1 ${status}\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`,
+      );
+    });
+
+    // CONNECT asks for a tunnel to wherever the client names: never offered (no open proxy).
+    this.server.on('connect', (_req: IncomingMessage, socket: Socket) => {
+      this.counters.refused++;
+      const body = 'prexy does not tunnel\n';
+      socket.end(
+        `HTTP/1.1 405 Method Not Allowed\r\nallow: GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`,
       );
     });
   }
