@@ -305,9 +305,11 @@ describe('the per-asset rule bitmap', () => {
     const own = await startPrexy(siteFile(origin.url, RULES), { matchCacheBytes: 1 << 20 });
     try {
       await fetch(own.port, '/plain-etag');
-      const again = await fetch(own.port, '/plain-etag');
+      const again = await fetch(own.port, '/plain-etag', { headers: { te: 'trailers' } });
       expect(again.body.toString()).toBe('<p>nothing to change here</p>');
       expect(own.server.counters.bitmapSkippedAll).toBe(1);
+      expect(again.headers.etag).toBe('W/"plain"');
+      expect(again.trailers['server-timing']).toMatch(/substitution;dur=0, total;dur=/);
     } finally {
       await own.close();
     }

@@ -149,6 +149,8 @@ function forward(
   let sink: Writable = res;
   /** Or, for a substituted body whose coding stays identity, the direct writer. */
   let direct: DirectBody | undefined;
+  /** What to do just before the body written straight to `res` ends (the timing trailer). */
+  let atEnd: (() => void) | undefined;
   let substitution: SlicedSubstituter | undefined;
 
   const finish = (error?: string) => {
@@ -248,6 +250,10 @@ function forward(
             },
             done,
           });
+        } else if (chosen.set === undefined && plan.from === plan.to) {
+          // No rule to run, no coding to change (an asset no rule matched): the bytes go
+          // straight to the client, with the substituted headers and the trailer it asked for.
+          if (trailers) atEnd = () => res.addTrailers({ 'server-timing': timings.trailer() });
         } else {
           sink = substitutionPipeline(deps, res, plan, chosen.set, route, timings, trailers, {
             created: (s) => {
@@ -275,8 +281,12 @@ function forward(
       }
     },
     onResponseEnd() {
-      if (direct !== undefined) direct.end();
-      else sink.end();
+      if (direct !== undefined) {
+        direct.end();
+        return;
+      }
+      atEnd?.();
+      sink.end();
     },
     onResponseError(_c, error) {
       if (clientGone) return;
