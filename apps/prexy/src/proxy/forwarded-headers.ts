@@ -69,8 +69,8 @@ export function appendFieldValue(existing: string | string[] | undefined, value:
 /**
  * The request headers to send upstream: end-to-end fields of the client's request, `Host` set
  * to `upstreamHost` (the upstream's own, or the client's with `preserveHost`), forwarding
- * fields added. `TE: trailers` is kept (it is hop-by-hop but says the client takes trailers,
- * which matters only between prexy and the client: prexy decides that itself).
+ * fields added. `TE` is dropped like every hop-by-hop field: whether the client takes trailers
+ * matters only between prexy and the client, and prexy decides that itself.
  */
 export function upstreamRequestHeaders(
   headers: IncomingHttpHeaders,
