@@ -17,6 +17,17 @@ describe('assetKey', () => {
       assetKey('a.test', '/x', { etag: '"1"', 'cache-control': 'private, No-Store' }),
     ).toBeUndefined();
   });
+
+  it('reads a field sent on several lines as undici hands it (an array)', () => {
+    const multi = (headers: Record<string, string[] | string>) =>
+      assetKey('a.test', '/x', headers as Parameters<typeof assetKey>[2]);
+    expect(multi({ etag: '"1"', 'cache-control': ['public', 'max-age=60'] })).toBe(
+      assetKey('a.test', '/x', { etag: '"1"' }),
+    );
+    expect(multi({ etag: '"1"', 'cache-control': ['public', 'no-store'] })).toBeUndefined();
+    expect(multi({ etag: ['"1"', '"2"'] })).toBeUndefined();
+    expect(multi({ 'last-modified': ['Mon', 'Tue'] })).toBeUndefined();
+  });
 });
 
 describe('MatchBitmapCache', () => {

@@ -75,21 +75,31 @@ export class MatchBitmapCache {
   }
 }
 
-/** The cache key of an asset, or undefined when the response is not one to remember. */
+/**
+ * The cache key of an asset, or undefined when the response is not one to remember. A field
+ * sent on several lines arrives as an array (undici's headers): `Cache-Control` lines are one
+ * list, and an asset with two `ETag` or `Last-Modified` lines has no single validator.
+ */
 export function assetKey(
   host: string,
   target: string,
   headers: IncomingHttpHeaders,
 ): string | undefined {
-  const cacheControl = headers['cache-control']?.toLowerCase() ?? '';
+  const field = (name: string): string | string[] | undefined => headers[name];
+  const control = field('cache-control');
+  const cacheControl = (
+    Array.isArray(control) ? control.join(', ') : (control ?? '')
+  ).toLowerCase();
   if (/(?:^|,)\s*no-store\b/.test(cacheControl)) return undefined;
-  const etag = headers.etag;
+  const etag = field('etag');
+  const lastModified = field('last-modified');
   let validator: string | undefined;
   if (etag !== undefined) {
-    if (etag.startsWith('W/')) return undefined;
+    if (Array.isArray(etag) || etag.startsWith('W/')) return undefined;
     validator = `e${etag}`;
-  } else if (headers['last-modified'] !== undefined) {
-    validator = `m${headers['last-modified']}`;
+  } else if (lastModified !== undefined) {
+    if (Array.isArray(lastModified)) return undefined;
+    validator = `m${lastModified}`;
   }
   return validator === undefined ? undefined : `${host}\u0000${target}\u0000${validator}`;
 }

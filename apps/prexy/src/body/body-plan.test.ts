@@ -1,3 +1,4 @@
+import type { OutgoingHttpHeaders } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { type PlanInput, planBody, substitutedHeaders } from './body-plan.js';
 
@@ -48,6 +49,10 @@ describe('planBody (SUBSTITUTION-SPEC 15-17)', () => {
   });
 });
 
+/** Headers as undici hands them: a field sent on several lines is an array, whatever its type says. */
+const several = (headers: Record<string, string | string[] | undefined>) =>
+  headers as OutgoingHttpHeaders;
+
 describe('substitutedHeaders', () => {
   const headers = {
     'content-length': '10',
@@ -61,6 +66,7 @@ describe('substitutedHeaders', () => {
       substitutedHeaders(headers, { substitute: true, from: 'gzip', to: 'identity' }, false),
     ).toEqual({
       etag: 'W/"abc"',
+      vary: 'Accept-Encoding',
     });
     expect(
       substitutedHeaders(headers, { substitute: true, from: 'gzip', to: 'gzip' }, true),
@@ -68,6 +74,7 @@ describe('substitutedHeaders', () => {
       'last-modified': 'Tue, 01 Dec 2026 10:00:00 GMT',
       etag: 'W/"abc"',
       'content-encoding': 'gzip',
+      vary: 'Accept-Encoding',
     });
     expect(
       substitutedHeaders(
@@ -76,5 +83,26 @@ describe('substitutedHeaders', () => {
         false,
       ).etag,
     ).toBe('W/"x"');
+  });
+
+  it('adds Accept-Encoding to Vary when the coding sent follows the client, and only then', () => {
+    const decoded = { substitute: true, from: 'gzip', to: 'identity' } as const;
+    const vary = (v: string | string[] | undefined) =>
+      substitutedHeaders(several({ vary: v }), decoded, false).vary;
+    expect(vary(undefined)).toBe('Accept-Encoding');
+    expect(vary('Cookie')).toBe('Cookie, Accept-Encoding');
+    expect(vary(['Cookie', 'accept-encoding'])).toBe('Cookie, accept-encoding');
+    expect(vary('*')).toBe('*');
+    const plain = { substitute: true, from: 'identity', to: 'identity' } as const;
+    expect(substitutedHeaders({ vary: 'Cookie' }, plain, false).vary).toBe('Cookie');
+    expect(substitutedHeaders({}, plain, false).vary).toBeUndefined();
+  });
+
+  it('weakens every ETag of a field sent on several lines', () => {
+    const plain = { substitute: true, from: 'identity', to: 'identity' } as const;
+    expect(substitutedHeaders(several({ etag: ['"a"', 'W/"b"'] }), plain, false).etag).toEqual([
+      'W/"a"',
+      'W/"b"',
+    ]);
   });
 });

@@ -12,9 +12,11 @@
  * it, `Last-Modified`; a strong `ETag` is marked weak (`W/`), since the bytes changed but their
  * meaning did not (nginx's module leaves it strong, which lets a cache serve byte ranges of one
  * body against another). It is encoded again with the upstream's coding if the client accepts
- * that, else sent as identity.
+ * that, else sent as identity; since that choice follows the client's `Accept-Encoding`, such
+ * a response says so in `Vary` (whether or not the upstream did), so no cache downstream hands
+ * one client's coding to another.
  */
-import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, OutgoingHttpHeader, OutgoingHttpHeaders } from 'node:http';
 import { accepts, type Coding, responseCoding } from './content-coding.js';
 
 export type BodyPlan =
@@ -71,9 +73,22 @@ export function substitutedHeaders(
   const out: OutgoingHttpHeaders = { ...headers };
   delete out['content-length'];
   if (!keepLastModified) delete out['last-modified'];
-  const etag = out.etag;
-  if (typeof etag === 'string' && !etag.startsWith('W/')) out.etag = `W/${etag}`;
+  // Typed as one string, but a field sent on several lines comes as an array (undici).
+  const fields: Record<string, OutgoingHttpHeader | undefined> = out;
+  const etag = fields.etag;
+  const weak = (tag: string) => (tag.startsWith('W/') ? tag : `W/${tag}`);
+  if (typeof etag === 'string') fields.etag = weak(etag);
+  else if (Array.isArray(etag)) fields.etag = etag.map(weak);
   if (plan.to === 'identity') delete out['content-encoding'];
   else out['content-encoding'] = plan.to;
+  if (plan.from !== 'identity') out.vary = varyOnAcceptEncoding(out.vary);
   return out;
+}
+
+/** `Vary` naming `Accept-Encoding`, added to what the upstream's says (unless it varies on `*`). */
+function varyOnAcceptEncoding(vary: OutgoingHttpHeader | undefined): string {
+  const value = Array.isArray(vary) ? vary.join(', ') : vary === undefined ? '' : String(vary);
+  const names = value.split(',').map((name) => name.trim().toLowerCase());
+  if (names.includes('*') || names.includes('accept-encoding')) return value;
+  return value.trim() === '' ? 'Accept-Encoding' : `${value}, Accept-Encoding`;
 }
