@@ -76,6 +76,49 @@ describe('streaming codecs', () => {
     );
   });
 
+  /** `bytes` cut at the given offsets (any order, duplicates allowed). */
+  const cutAt = (bytes: Buffer, cuts: readonly number[]): Buffer[] => {
+    const at = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
+    return [...at, bytes.length].map((end, i) => bytes.subarray(i === 0 ? 0 : at[i - 1], end));
+  };
+  /** Everything `stream` puts out for `chunks` (read to its end, not only to its finish). */
+  const run = async (stream: ReturnType<typeof decoder>, chunks: readonly Buffer[]) => {
+    if (stream === undefined) throw new Error('no codec');
+    const out: Buffer[] = [];
+    await pipeline(Readable.from(chunks), stream, async (source: AsyncIterable<Buffer>) => {
+      for await (const chunk of source) out.push(chunk);
+    });
+    return Buffer.concat(out);
+  };
+
+  it('round-trips any bytes, the plain body and the coded stream each cut anywhere', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom<Coding>('gzip', 'deflate', 'br'),
+        fc.uint8Array({ maxLength: 4000 }),
+        fc.array(fc.nat(), { maxLength: 8 }),
+        fc.array(fc.nat(), { maxLength: 8 }),
+        async (coding, bytes, plainCuts, codedCuts) => {
+          const plain = Buffer.from(bytes);
+          const coded = await run(encoder(coding), cutAt(plain, plainCuts));
+          expect((await run(decoder(coding), cutAt(coded, codedCuts))).equals(plain)).toBe(true);
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it('decodes an empty body to an empty body, and still fails on a cut stream', async () => {
+    for (const coding of ['gzip', 'deflate', 'br'] as const) {
+      expect((await run(decoder(coding), [])).length, coding).toBe(0);
+      const coded = await run(encoder(coding), [Buffer.from('<p>a body</p>'.repeat(20))]);
+      await expect(
+        run(decoder(coding), [coded.subarray(0, coded.length - 5)]),
+        coding,
+      ).rejects.toThrow();
+    }
+  });
+
   it('has no codec for identity', () => {
     expect(encoder('identity')).toBeUndefined();
     expect(decoder('identity')).toBeUndefined();

@@ -66,18 +66,38 @@ export function responseCoding(header: string | string[] | undefined): Coding | 
   return undefined;
 }
 
-/** A streaming decoder for `coding` (undefined for identity). */
+/**
+ * A streaming decoder for `coding` (undefined for identity). An empty body decodes to an empty
+ * body: upstreams label empty bodies with their coding too, and zlib would fail on the missing
+ * stream header ("unexpected end of file") before prexy had sent the response's status line.
+ * A body cut inside its compressed stream still fails.
+ */
 export function decoder(coding: Coding): Transform | undefined {
   switch (coding) {
     case 'gzip':
-      return zlib.createGunzip();
+      return emptyDecodesEmpty(zlib.createGunzip());
     case 'deflate':
-      return zlib.createInflate();
+      return emptyDecodesEmpty(zlib.createInflate());
     case 'br':
-      return zlib.createBrotliDecompress();
+      return emptyDecodesEmpty(zlib.createBrotliDecompress());
     case 'identity':
       return undefined;
   }
+}
+
+function emptyDecodesEmpty(decode: Transform): Transform {
+  let empty = true;
+  const transform = decode._transform.bind(decode);
+  const flush = decode._flush?.bind(decode);
+  decode._transform = (chunk: Buffer, encoding, done) => {
+    if (chunk.length > 0) empty = false;
+    transform(chunk, encoding, done);
+  };
+  decode._flush = (done) => {
+    if (empty || flush === undefined) done();
+    else flush(done);
+  };
+  return decode;
 }
 
 /**
