@@ -141,6 +141,8 @@ function forward(
 
   let controller: Dispatcher.DispatchController | undefined;
   let clientGone = false;
+  /** Prexy cut the response itself (the upstream or the body failed): no client abort. */
+  let cut = false;
   let settled = false;
   let bytesOut = 0;
   let logged: Partial<AccessLogLine> = {};
@@ -183,6 +185,10 @@ function forward(
   res.on('close', () => {
     if (res.writableFinished) {
       finish();
+      return;
+    }
+    if (cut) {
+      finish(logged.error);
       return;
     }
     clientGone = true;
@@ -228,6 +234,7 @@ function forward(
             }
           }
           if (error !== undefined) {
+            if (!clientGone) cut = true;
             logged = { ...logged, error: error.message };
             c.abort(error);
           }
@@ -305,6 +312,7 @@ function forward(
       // Mid-body: the response cannot be completed; end the connection so it is seen as cut.
       countUpstreamError(counters, 'body_aborted');
       logged = { ...logged, error: `body_aborted: ${error.message}` };
+      cut = true;
       if (sink === res) res.destroy(error);
       else sink.destroy(error);
     },

@@ -72,11 +72,14 @@ export class PrexyServer {
       socket.once('close', () => this.sockets.delete(socket));
     });
     this.server.on('clientError', (error: Error & { code?: string }, socket: Socket) => {
-      this.counters.refused++;
-      if (!socket.writable) {
+      // Node reports every failed client connection here, not only what its parser refused: a
+      // client's reset, or a response prexy cut because its upstream failed mid-body. Those
+      // refused nothing and have nothing left to answer.
+      if (!socket.writable || !error.code?.startsWith('HPE_')) {
         socket.destroy();
         return;
       }
+      this.counters.refused++;
       const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
       const body = tooLarge ? 'request headers too large\n' : 'malformed request\n';
       const status = tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request';
