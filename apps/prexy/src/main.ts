@@ -10,12 +10,16 @@
  * Signals: `SIGHUP` reloads the file (a file that no longer validates, or a rule set that does
  * not compile, is logged and the configuration in force stays); `SIGTERM`/`SIGINT` stop taking
  * connections and let requests in flight finish.
+ *
+ * Before anything else it makes sure it runs with a small young generation (see
+ * `server/streaming-heap.ts`): it may replace itself, keeping its process id, to add the flag.
  */
 import cluster from 'node:cluster';
 import { type PrexyFile, PrexyFileError, readPrexyFile } from './config/prexy-file.js';
 import { HubSites } from './hub/hub-sites.js';
 import { RELOAD, STOP, superviseWorkers } from './server/cluster.js';
 import { PrexyServer } from './server/prexy-server.js';
+import { ensureStreamingHeap } from './server/streaming-heap.js';
 
 function configPath(argv: readonly string[]): string {
   const at = argv.indexOf('--config');
@@ -111,4 +115,5 @@ async function main(): Promise<void> {
   await runWorker(path, file, cluster.isPrimary);
 }
 
+ensureStreamingHeap();
 await main();
