@@ -11,8 +11,10 @@
  *    then wrk per page size against each: requests/s, MB/s, p50/p99 and the proxy's peak RSS.
  *    Prexy's bitmap cache is off here (`matchCacheBytes: 0`): the engine against the module.
  * 3. Mixed run (10 regex rules): 4 connections fetching the 10 MiB page while 32 fetch the 10 KiB
- *    one, on each proxy: the small requests' p99.
- * 4. The bitmap cache (50 rules), cache on against off, on two assets with a strong ETag: the
+ *    one, on each proxy, the two taking turns for three rounds: the small requests' p99 and
+ *    requests/s (medians; the ratio is the median of the rounds' ratios).
+ * 4. The bitmap cache (50 rules), cache on against off (two prexy processes taking turns, three
+ *    rounds, median of the rounds' gains), on two assets with a strong ETag: the
  *    100 KiB shop page (20 of the 50 rules match: the next responses run those 20) and a
  *    100 KiB article no rule matches (the next responses stream through unscanned).
  * 5. One 1 GiB page streamed through a freshly started prexy (10 rules): time, prexy's idle RSS
@@ -51,6 +53,7 @@ import {
 } from './pages.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
+const HALF = Math.max(1, Math.round(SECONDS / 2));
 const PROXY_CPU = 0;
 const LOAD_CPU = 1;
 const SIZES = [
@@ -59,6 +62,8 @@ const SIZES = [
   { name: '1m', bytes: 1024 * 1024 },
 ] as const;
 const CONNECTIONS = 16;
+/** Rounds of the runs that compare two processes taking turns (mixed run, bitmap cache). */
+const ROUNDS = 3;
 
 interface RuleSetCase {
   readonly name: string;
@@ -110,8 +115,11 @@ async function main(): Promise<void> {
   await writeFile(join(work, 'pages', 'article-100k.html'), articlePage(100 * 1024));
 
   const rows: Row[] = [];
-  const mixed: Record<string, WrkResult> = {};
-  const bitmap: Record<string, { off: WrkResult; on: WrkResult }> = {};
+  let mixed:
+    | { nginxP99Ms: number; prexyP99Ms: number; nginxRps: number; prexyRps: number; ratio: number }
+    | undefined;
+  /** On / off requests per second, median over the rounds, per asset. */
+  const bitmap: Record<string, number> = {};
   let stream:
     | { seconds: number; idleRssMb: number; peakRssMb: number; bytesOut: number }
     | undefined;
@@ -141,11 +149,25 @@ async function main(): Promise<void> {
           }
         }
         if (c.name === 'regex-10') {
-          mixed.nginx = await mixedRun(nginx.port, script);
-          mixed.prexy = await mixedRun(prexy.port, script);
-          log(
-            `mixed: small p99 nginx ${mixed.nginx.p99Ms.toFixed(1)} ms, prexy ${mixed.prexy.p99Ms.toFixed(1)} ms`,
-          );
+          // Taking turns, so a slow phase of the machine falls on both proxies alike.
+          const rounds: { nginx: WrkResult; prexy: WrkResult }[] = [];
+          for (let round = 0; round < ROUNDS; round++) {
+            rounds.push({
+              nginx: await mixedRun(nginx.port, script),
+              prexy: await mixedRun(prexy.port, script),
+            });
+            const last = rounds[round] as { nginx: WrkResult; prexy: WrkResult };
+            log(
+              `mixed, round ${round + 1}: small p99 nginx ${last.nginx.p99Ms.toFixed(1)} ms (${last.nginx.rps.toFixed(0)} rps), prexy ${last.prexy.p99Ms.toFixed(1)} ms (${last.prexy.rps.toFixed(0)} rps)`,
+            );
+          }
+          mixed = {
+            nginxP99Ms: median(rounds.map((r) => r.nginx.p99Ms)),
+            prexyP99Ms: median(rounds.map((r) => r.prexy.p99Ms)),
+            nginxRps: median(rounds.map((r) => r.nginx.rps)),
+            prexyRps: median(rounds.map((r) => r.prexy.rps)),
+            ratio: median(rounds.map((r) => r.prexy.p99Ms / r.nginx.p99Ms)),
+          };
           const fresh = await startPrexy(work, c, originPort, 0);
           try {
             stream = await streamGiB(work, fresh);
@@ -166,16 +188,20 @@ async function main(): Promise<void> {
                 throw new Error(`${path}: a bench rule matched the article page`);
               }
               await load(prexy.port, path, script, 2);
-              const off = await load(prexy.port, path, script, SECONDS);
               await load(cached.port, path, script, 2);
-              const on = await load(cached.port, path, script, SECONDS);
+              const gains: number[] = [];
+              for (let round = 0; round < ROUNDS; round++) {
+                const off = await load(prexy.port, path, script, HALF);
+                const on = await load(cached.port, path, script, HALF);
+                gains.push(on.rps / off.rps);
+                log(
+                  `bitmap cache, ${path}, 50 rules, round ${round + 1}: off ${off.rps.toFixed(0)} rps, on ${on.rps.toFixed(0)} rps`,
+                );
+              }
               if (!(await get(cached.port, path)).equals(through)) {
                 throw new Error(`${path}: the bitmap cache changed the body`);
               }
-              bitmap[path] = { off, on };
-              log(
-                `bitmap cache, ${path}, 50 rules: off ${off.rps.toFixed(0)} rps, on ${on.rps.toFixed(0)} rps`,
-              );
+              bitmap[path] = median(gains);
             }
           } finally {
             await cached.process.close();
@@ -198,8 +224,7 @@ async function main(): Promise<void> {
     const n = find(rules, '100k', 'nginx');
     return p && n ? round(p[key] / n[key]) : null;
   };
-  const gain = (b: { off: WrkResult; on: WrkResult } | undefined) =>
-    b ? round(b.on.rps / b.off.rps) : null;
+  const gain = (g: number | undefined) => (g === undefined ? null : round(g));
   printTable(rows);
   const summary = {
     ratio_rps_vs_subs_filter_1_rule: ratio('regex-1', 'rps'),
@@ -207,8 +232,11 @@ async function main(): Promise<void> {
     ratio_rps_vs_subs_filter_50_rules: ratio('regex-50', 'rps'),
     ratio_rps_vs_sub_filter_literal_10_rules: ratio('literal-10', 'rps'),
     ratio_p99_vs_subs_filter_10_rules: ratio('regex-10', 'p99Ms'),
-    ratio_small_p99_vs_nginx_mixed:
-      mixed.nginx && mixed.prexy ? round(mixed.prexy.p99Ms / mixed.nginx.p99Ms) : null,
+    ratio_small_p99_vs_nginx_mixed: mixed ? round(mixed.ratio) : null,
+    mixed_small_p99_ms_nginx: mixed ? round(mixed.nginxP99Ms) : null,
+    mixed_small_p99_ms_prexy: mixed ? round(mixed.prexyP99Ms) : null,
+    mixed_small_rps_nginx: mixed ? Math.round(mixed.nginxRps) : null,
+    mixed_small_rps_prexy: mixed ? Math.round(mixed.prexyRps) : null,
     bitmap_cache_gain_50_rules: gain(bitmap['/page-100k.html']),
     bitmap_cache_gain_unmatched_asset: gain(bitmap['/article-100k.html']),
     idle_rss_mb: stream ? Math.round(stream.idleRssMb) : null,
@@ -420,6 +448,14 @@ async function statusMb(pid: number | undefined, field: 'VmHWM' | 'VmRSS'): Prom
   const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
   const kb = Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? Number.NaN);
   return kb / 1024;
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
 function round(x: number): number {
