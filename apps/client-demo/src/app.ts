@@ -2,13 +2,17 @@
  * Assembles the demo: database (migrated, seeded), the WAF, the middleware stack and the routes.
  *
  * Middleware order, and why:
- * 1. `markRequestStart`: the `total` of `Server-Timing` starts here.
+ * 1. `startRequestClock`: the `total` of `Server-Timing` starts here.
  * 2. The WAF (`@rampart/waf-client`): before anything that costs (sessions, database, template
  *    rendering, body parsing), so a blocked request costs the app nothing. It sees every route.
  * 3. `markHandlerStart`: the `app` of `Server-Timing` starts here.
  * 4. Static assets, then the routes (`routes/routes.ts`), then 404 and error pages.
  * `Server-Timing` depends on the outcome and is written by a before-headers hook
- * (`middleware/response-hooks.ts`), so it is on every answer, the WAF's own block pages included.
+ * (`@rampart/telemetry/http/before-headers`), so it is on every answer, the WAF's own block
+ * pages included.
+ *
+ * Logs: one JSON line per event (`@rampart/telemetry/logging/logger`), with the trace and span
+ * ids of the request; with `DEMO_LOG_REQUESTS`, one per request too.
  * The session cookie is also written just before the headers, by `cookie-session` (`on-headers`),
  * on the page routes only (`middleware/session.ts`).
  */
@@ -16,6 +20,9 @@ import { once } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { installBeforeHeaders } from '@rampart/telemetry/http/before-headers';
+import { startRequestClock } from '@rampart/telemetry/http/request-clock';
+import type { Logger } from '@rampart/telemetry/logging/logger';
 import express, {
   type Express,
   type NextFunction,
@@ -27,13 +34,7 @@ import express, {
 import type { DemoConfig } from './config/config.js';
 import { type Database, openDatabase } from './db/database.js';
 import { seed } from './db/seed.js';
-import { installBeforeHeaders } from './middleware/response-hooks.js';
-import {
-  markHandlerStart,
-  markRequestStart,
-  serverTimingHook,
-  type WafOutcome,
-} from './middleware/server-timing.js';
+import { markHandlerStart, serverTimingHook, type WafOutcome } from './middleware/server-timing.js';
 import { routes } from './routes/routes.js';
 import { decoyHash, type ScryptParams } from './security/password.js';
 import { renderPage } from './views/engine.js';
@@ -45,8 +46,8 @@ export interface DemoAppOptions {
   readonly waf: Waf | null;
   /** Cheaper password hashing for tests; production uses the default. */
   readonly passwordParams?: ScryptParams;
-  /** Where start-up facts go (default stdout). */
-  readonly log?: (line: string) => void;
+  /** Where start-up facts, errors and request lines go (JSON lines: `appLogger`). */
+  readonly logger: Logger;
   /**
    * The handlers at the WAF's place in the stack, in order; default the WAF's middleware alone
    * (none without a WAF). For programs that compose their own variant of the app, such as the
@@ -73,7 +74,7 @@ const PUBLIC_DIR = fileURLToPath(new URL('../public/', import.meta.url));
 
 export async function createDemoApp(options: DemoAppOptions): Promise<DemoApp> {
   const { config, waf } = options;
-  const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const { logger } = options;
   const database = openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -82,9 +83,9 @@ export async function createDemoApp(options: DemoAppOptions): Promise<DemoApp> {
   let seeded = false;
   try {
     const applied = await database.migrate();
-    if (applied.length > 0) log(`[demo] applied migrations: ${applied.join(', ')}`);
+    if (applied.length > 0) logger.info({ migrations: applied }, 'applied migrations');
     seeded = (await seed(database.db, options.passwordParams)).seeded;
-    if (seeded) log('[demo] seed data inserted (demo user and products: see the README)');
+    if (seeded) logger.info('seed data inserted (demo user and products: see the README)');
   } catch (error) {
     await database.close();
     throw error;
@@ -102,8 +103,8 @@ export async function createDemoApp(options: DemoAppOptions): Promise<DemoApp> {
   const wafOutcome = (req: Request): WafOutcome | undefined => (waf ? waf.outcome(req) : undefined);
   installBeforeHeaders(app, [serverTimingHook(wafOutcome)]);
 
-  app.use(markRequestStart);
-  if (config.logRequests) app.use(requestLog(log, wafOutcome));
+  app.use(startRequestClock);
+  if (config.logRequests) app.use(requestLog(logger, wafOutcome));
   for (const handler of options.wafStage ?? (waf ? [waf.middleware] : [])) app.use(handler);
   app.use(markHandlerStart);
   app.use('/assets', express.static(PUBLIC_DIR, { maxAge: '1h', index: false }));
@@ -126,7 +127,7 @@ export async function createDemoApp(options: DemoAppOptions): Promise<DemoApp> {
       res.status(status).type('text/plain').send(`${status}\n`);
       return;
     }
-    log(`[demo] error on ${req.method} ${req.path}: ${(error as Error).stack ?? String(error)}`);
+    logger.error({ err: error, method: req.method, path: req.path }, 'request failed');
     if (res.headersSent) return;
     res.status(500);
     renderPage(req, res, 'errors/server-error', { title: 'Error' });
@@ -158,18 +159,21 @@ export async function createDemoApp(options: DemoAppOptions): Promise<DemoApp> {
   };
 }
 
-/** One line per request: method, path, status, WAF decision, total time. */
-function requestLog(
-  log: (line: string) => void,
-  wafOutcome: (req: Request) => WafOutcome | undefined,
-) {
+/** One line per request: method, path, status, WAF decision, total time (no query string). */
+function requestLog(logger: Logger, wafOutcome: (req: Request) => WafOutcome | undefined) {
   return (req: Request, res: Response, next: NextFunction): void => {
     const started = performance.now();
     res.once('finish', () => {
       const waf = wafOutcome(req);
-      const decision = waf?.decision ? `${waf.decision.action}/${waf.mode}` : (waf?.mode ?? 'none');
-      log(
-        `[demo] ${req.method} ${req.originalUrl} ${res.statusCode} waf=${decision} ${(performance.now() - started).toFixed(1)}ms`,
+      logger.info(
+        {
+          method: req.method,
+          path: req.path,
+          status: res.statusCode,
+          waf: waf?.decision ? `${waf.decision.action}/${waf.mode}` : (waf?.mode ?? 'none'),
+          ms: Math.round((performance.now() - started) * 10) / 10,
+        },
+        'request',
       );
     });
     next();

@@ -17,20 +17,14 @@
  *   `total` minus `waf`, `ip` and `app` is that wait plus the other requests of the batch.
  */
 import { performance } from 'node:perf_hooks';
+import { msSinceArrival } from '@rampart/telemetry/http/request-clock';
+import { ms } from '@rampart/telemetry/http/server-timing';
 import type { NextFunction, Request, Response } from 'express';
 
-const STARTED = Symbol('requestStarted');
 const HANDLER_STARTED = Symbol('handlerStarted');
 
 interface Timed {
-  [STARTED]?: number;
   [HANDLER_STARTED]?: number;
-}
-
-/** The first middleware: notes when the request arrived. */
-export function markRequestStart(req: Request, _res: Response, next: NextFunction): void {
-  (req as Timed)[STARTED] = performance.now();
-  next();
 }
 
 /** Mounted right after the WAF: notes when the application's own work began. */
@@ -49,20 +43,7 @@ export interface WafOutcome {
 /** Reads the outcome of the request, if the WAF ran. */
 export type WafOutcomeOf = (req: Request) => WafOutcome | undefined;
 
-/**
- * A duration in ms with three decimals, as `value.toFixed(3)` writes it for durations (0 up to
- * about 9e12). Written out because the header is built on every request: `toFixed` cost about
- * 0.25 us a call in the client-demo's profile under load (four calls per request), this an
- * integer division and two small-integer strings.
- */
-export function ms(value: number): string {
-  const thousandths = Math.round(value * 1000);
-  const whole = Math.floor(thousandths / 1000);
-  const fraction = thousandths - whole * 1000;
-  return `${whole}.${fraction < 10 ? '00' : fraction < 100 ? '0' : ''}${fraction}`;
-}
-
-/** A before-headers hook (see `response-hooks.ts`) that writes the header. */
+/** A before-headers hook (`@rampart/telemetry/http/before-headers`) that writes the header. */
 export function serverTimingHook(wafOutcome: WafOutcomeOf) {
   return (req: Request, res: Response): void => {
     const now = performance.now();
@@ -80,8 +61,8 @@ export function serverTimingHook(wafOutcome: WafOutcomeOf) {
     }
     const handlerStarted = timed[HANDLER_STARTED];
     if (handlerStarted !== undefined) header += `, app;dur=${ms(now - handlerStarted)}`;
-    const started = timed[STARTED];
-    if (started !== undefined) header += `, total;dur=${ms(now - started)}`;
+    const total = msSinceArrival(req, now);
+    if (total !== undefined) header += `, total;dur=${ms(total)}`;
     res.setHeader('Server-Timing', header);
   };
 }

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ms } from './server-timing.js';
+import { ms, serverTiming } from './server-timing.js';
 
 describe('ms (Server-Timing durations)', () => {
   it('writes three decimals, zero-padded', () => {
@@ -35,5 +35,18 @@ describe('ms (Server-Timing durations)', () => {
         },
       ),
     );
+  });
+});
+
+describe('serverTiming', () => {
+  it('joins metrics in order, with dur and quoted desc where given', () => {
+    expect(
+      serverTiming([
+        { name: 'waf', dur: 0.0123, desc: 'pass/enforce' },
+        { name: 'app', dur: 1.7344 },
+        { name: 'cache', desc: 'say "hi" \\o/' },
+      ]),
+    ).toBe('waf;dur=0.012;desc="pass/enforce", app;dur=1.734, cache;desc="say \\"hi\\" \\\\o/"');
+    expect(serverTiming([])).toBe('');
   });
 });
