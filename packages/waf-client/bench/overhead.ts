@@ -9,6 +9,12 @@
  *    swaps a large snapshot (200 000 country ranges, 300 rules), measured by a 1 ms timer
  *    while requests keep being served; plus the synchronous evaluator build alone.
  *
+ * 3. Tracing on: an OpenTelemetry SDK tracer provider in the process (batch span processor, an
+ *    exporter that discards), each request handled inside a request span as the HTTP
+ *    instrumentation makes one, sampled or not. The difference is what the client's tracing
+ *    costs per request (the evaluate span, the event's `traceparent`); the request span itself
+ *    is the instrumentation's cost, not the client's.
+ *
  * Prints one JSON object. The lead's end-to-end bench (load tests against the demo app) is the
  * authoritative number; this one isolates the middleware. Every client here evaluates inline
  * (`evaluation: 'inline'`): a loop hands the middleware many requests in one event-loop turn,
@@ -22,6 +28,14 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { context, TraceFlags, trace } from '@opentelemetry/api';
+import { ExportResultCode } from '@opentelemetry/core';
+import {
+  BatchSpanProcessor,
+  type ReadableSpan,
+  type SpanExporter,
+} from '@opentelemetry/sdk-trace-base';
+import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { startStallMonitor } from '@rampart/rules-core/bench/stall-monitor';
 import type { CountryEntry } from '@rampart/rules-core/datasets/dataset';
 import { Evaluator } from '@rampart/rules-core/evaluator/evaluator';
@@ -135,6 +149,52 @@ async function main(): Promise<void> {
     await rampart.close();
   }
 
+  // Tracing on: the same enforce client, each request inside a request span, sampled or not.
+  const discard: SpanExporter = {
+    export: (_spans: ReadableSpan[], done) => done({ code: ExportResultCode.SUCCESS }),
+    shutdown: async () => {},
+  };
+  const provider = new NodeTracerProvider({ spanProcessors: [new BatchSpanProcessor(discard)] });
+  provider.register();
+  const traced = createRampart({
+    hubUrl,
+    siteKey: KEY,
+    dataDir: join(work, 'data-traced'),
+    mode: 'enforce',
+    evaluation: 'inline',
+    env: {},
+    logger: quiet,
+    syncIntervalMs: 60_000,
+    syncWaitMs: 0,
+    syncEveryRequests: 0,
+  });
+  await traced.ready();
+  const requestSpan = trace.getTracer('bench').startSpan('GET /');
+  const sampled = trace.setSpan(context.active(), requestSpan);
+  const unsampled = trace.setSpan(
+    context.active(),
+    trace.wrapSpanContext({ ...requestSpan.spanContext(), traceFlags: TraceFlags.NONE }),
+  );
+  const inSpan = (ctx: typeof sampled) => (i: number) =>
+    context.with(ctx, () => traced.middleware(fresh(requests, i), response, noopNext));
+  await measure(N / 3, inSpan(sampled));
+  await measure(N / 3, inSpan(unsampled));
+  const tracing = { sampledMs: 0, unsampledMs: 0 };
+  // Taking turns, so a slow phase of the machine falls on both.
+  const sampledRounds: number[] = [];
+  const unsampledRounds: number[] = [];
+  for (let round = 0; round < 3; round++) {
+    unsampledRounds.push(await measure(N / 3, inSpan(unsampled)));
+    sampledRounds.push(await measure(N / 3, inSpan(sampled)));
+  }
+  tracing.sampledMs = Math.min(...sampledRounds);
+  tracing.unsampledMs = Math.min(...unsampledRounds);
+  requestSpan.end();
+  await traced.close();
+  await provider.shutdown();
+  trace.disable();
+  context.disable();
+
   // The evaluator alone on the same requests (what rules-core costs, for comparison).
   const snapshotFile = join(work, 'evaluator.sqlite');
   writeFileSync(snapshotFile, current.bytes);
@@ -244,6 +304,11 @@ async function main(): Promise<void> {
         addedNsPerRequest: Object.fromEntries(
           Object.entries(perMode).map(([m, ms]) => [m, ns(ms - baseline)]),
         ),
+        tracing: {
+          enforceUnsampledAddedNs: ns(tracing.unsampledMs - baseline),
+          enforceSampledAddedNs: ns(tracing.sampledMs - baseline),
+          clientTracingNsPerSampledRequest: ns(tracing.sampledMs - tracing.unsampledMs),
+        },
         coldAddedNsPerRequest: Object.fromEntries(
           Object.entries(coldMs)
             .filter(([m]) => m !== 'noop')

@@ -15,6 +15,10 @@
  * the hub, flushing reports. All timers are unref'd, so the client's schedule never keeps a
  * process alive (only an HTTP exchange in flight does, bounded by its timeout; `close()` ends it).
  * Requests that arrive before a snapshot is loaded get the fail mode (`open` by default).
+ *
+ * Observability: with an OpenTelemetry SDK in the process (Rampart's apps load
+ * `@rampart/telemetry`), the client records its spans and metrics through the OpenTelemetry
+ * API (`telemetry/`); without one, the API is a no-op.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Snapshot } from '@rampart/rules-core/snapshot/reader';
@@ -33,6 +37,7 @@ import { newStats, type Stats } from './stats/stats.js';
 import { ActiveSnapshot } from './sync/active-snapshot.js';
 import { SnapshotStore } from './sync/snapshot-store.js';
 import { SnapshotSync } from './sync/snapshot-sync.js';
+import { observeClientMetrics } from './telemetry/waf-metrics.js';
 
 export { RampartConfigError } from './config/options.js';
 export type {
@@ -117,6 +122,15 @@ export function createRampart(options: RampartOptions = {}): Rampart {
   const signals = new AppSignals(proxies, active, queue, flusher, stats);
   const handler = new RequestHandler(config, proxies, active, queue, flusher, stats, logger, sync);
 
+  const readStats = (): Stats => {
+    stats.rateLimits.keys = limits.limiter.size;
+    stats.rateLimits.evictions = limits.limiter.evictions;
+    stats.rateLimits.fleetSize = limits.fleetSizeAt(Date.now());
+    stats.reports.pending = queue.size;
+    return structuredClone(stats);
+  };
+  const stopMetrics = observeClientMetrics(config.instanceId, readStats);
+
   flusher?.start();
   const ready = sync ? sync.start() : Promise.resolve();
   let closing: Promise<void> | undefined;
@@ -132,18 +146,13 @@ export function createRampart(options: RampartOptions = {}): Rampart {
     ready: () => ready,
     close: () => {
       closing ??= (async () => {
+        stopMetrics();
         await sync?.stop();
         await flusher?.close();
         active.close();
       })();
       return closing;
     },
-    stats: () => {
-      stats.rateLimits.keys = limits.limiter.size;
-      stats.rateLimits.evictions = limits.limiter.evictions;
-      stats.rateLimits.fleetSize = limits.fleetSizeAt(Date.now());
-      stats.reports.pending = queue.size;
-      return structuredClone(stats);
-    },
+    stats: readStats,
   };
 }

@@ -13,9 +13,14 @@
  *
  * Every refusal carries `X-Request-Id`. A failure inside this code is caught here, counted,
  * logged (throttled) and turned into the fail-mode verdict: it never reaches the app.
+ *
+ * When the request's span is recording (an OpenTelemetry SDK in the app sampled it), the
+ * evaluation is recorded as its child span and the report event names the request's trace
+ * (`telemetry/waf-spans.ts`); otherwise tracing costs one context lookup.
  */
 import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
+import type { Span } from '@opentelemetry/api';
 import type { Decision } from '@rampart/rules-core/evaluator/decision';
 import type { RequestInfo } from '@rampart/rules-core/evaluator/request';
 import { resolveClientIp } from '../client-ip/client-ip.js';
@@ -39,6 +44,7 @@ import {
 } from '../responses/responses.js';
 import type { Stats } from '../stats/stats.js';
 import type { ActiveSnapshot } from '../sync/active-snapshot.js';
+import { recordEvaluation, recordingSpan, traceparentOf } from '../telemetry/waf-spans.js';
 import { RampartInfo, type RampartRequestInfo } from './request-info.js';
 
 export interface Verdict {
@@ -84,6 +90,7 @@ export class RequestHandler {
     }
     let clientIp = '';
     let decision: Decision | null = null;
+    const span = recordingSpan();
     const started = performance.now();
     let resolved = started;
     let evaluated = started;
@@ -93,7 +100,7 @@ export class RequestHandler {
       const installed = this.active.current;
       if (installed === null) {
         this.stats.noSnapshot++;
-        return this.failed(req, clientIp, mode, false);
+        return this.failed(req, clientIp, mode, false, span);
       }
       decision = installed.evaluator.evaluate(requestInfo(req, clientIp));
       evaluated = performance.now();
@@ -101,7 +108,7 @@ export class RequestHandler {
         resolveIpMs: resolved - started,
         evaluateMs: evaluated - resolved,
       });
-      return this.act(req, info, decision, mode);
+      return this.act(req, info, decision, mode, span, started, evaluated);
     } catch (error) {
       this.stats.errors++;
       this.logger.throttled(
@@ -109,7 +116,19 @@ export class RequestHandler {
         'error',
         `evaluation failed; the request ${this.config.failMode === 'open' || mode === 'monitor' ? 'passed' : 'was refused'} (fail mode ${this.config.failMode}): ${describeError(error)}`,
       );
-      return this.failed(req, clientIp, mode, true);
+      const verdict = this.failed(req, clientIp, mode, true, span);
+      if (span !== undefined) {
+        recordEvaluation(span, {
+          startedMs: started,
+          endedMs: performance.now(),
+          clientIp,
+          method: req.method,
+          decision: null,
+          outcome: verdict.refusal === null ? 'failed_open' : 'failed_closed',
+          error,
+        });
+      }
+      return verdict;
     }
   }
 
@@ -131,6 +150,9 @@ export class RequestHandler {
     info: RampartRequestInfo,
     decision: Decision,
     mode: RampartMode,
+    span: Span | undefined,
+    startedMs: number,
+    evaluatedMs: number,
   ): Verdict {
     const action = decision.action;
     this.stats.decisions[action]++;
@@ -165,7 +187,17 @@ export class RequestHandler {
     }
     const reportMode = mode === 'monitor' || decision.mode === 'monitor' ? 'monitor' : 'enforce';
     const important = refusing || decision.mode === 'monitor' || decision.monitored !== null;
-    this.record(req, info, action, reportMode, decision, outcome, important);
+    this.record(req, info, action, reportMode, decision, outcome, important, span);
+    if (span !== undefined) {
+      recordEvaluation(span, {
+        startedMs,
+        endedMs: evaluatedMs,
+        clientIp: info.clientIp,
+        method: req.method,
+        decision,
+        outcome,
+      });
+    }
     return { info, refusal, passHeaders };
   }
 
@@ -175,6 +207,7 @@ export class RequestHandler {
     clientIp: string,
     mode: RampartMode,
     error: boolean,
+    span: Span | undefined,
   ): Verdict {
     const info = new RampartInfo(safeIdHeader(req), null, clientIp, mode, NO_TIMINGS);
     const refuse = this.config.failMode === 'closed' && mode === 'enforce';
@@ -188,6 +221,7 @@ export class RequestHandler {
         null,
         refuse ? 'failed_closed' : 'failed_open',
         error,
+        span,
       );
     } catch {
       // reporting must not turn a handled failure into an unhandled one
@@ -215,6 +249,7 @@ export class RequestHandler {
     decision: Decision | null,
     outcome: Outcome,
     important: boolean,
+    span: Span | undefined,
   ): void {
     if (this.flusher === null || this.flusher.disabled) {
       if (important) this.stats.reports.dropped++;
@@ -243,6 +278,7 @@ export class RequestHandler {
       monitoredRuleId: decision?.monitored?.ruleId ?? null,
       snapshotVersion: decision?.snapshotVersion ?? null,
       sampled,
+      traceparent: span === undefined ? null : traceparentOf(span),
     });
     if (accepted) {
       this.stats.reports.queued++;

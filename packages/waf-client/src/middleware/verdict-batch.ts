@@ -14,7 +14,13 @@
  * applying one waiting request's verdict (the app's own `next()` code under plain node:http)
  * does not strand the rest of the batch: the others are applied first, then the first exception
  * is rethrown, and reaches the process as it would have from the app's request listener.
+ *
+ * A waiting request is evaluated and continued inside the async context it arrived in
+ * (`AsyncLocalStorage.snapshot()`), not the context of the end-of-turn callback (which is that
+ * of the turn's first request): the app's code after the middleware sees its own request's
+ * async-local state, and its spans join its own trace.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { IncomingMessage } from 'node:http';
 import type { RequestHandler, Verdict } from './request-handler.js';
 import { TurnBatch } from './turn-batch.js';
@@ -25,6 +31,8 @@ export type ApplyVerdict<C> = (req: IncomingMessage, context: C, verdict: Verdic
 interface Waiting<C> {
   readonly req: IncomingMessage;
   readonly context: C;
+  /** Runs a function in the async context the request arrived in. */
+  readonly inOwnContext: <R>(fn: () => R) => R;
 }
 
 /**
@@ -42,12 +50,14 @@ export function verdictDispatcher<C>(
   const batch = new TurnBatch<Waiting<C>>(
     ({ req, context }) => apply(req, context, handler.handle(req)),
     (waiting) => {
-      const verdicts = waiting.map(({ req }) => handler.handle(req));
+      const verdicts = waiting.map(({ req, inOwnContext }) =>
+        inOwnContext(() => handler.handle(req)),
+      );
       let failure: { error: unknown } | null = null;
       for (let i = 0; i < waiting.length; i++) {
-        const { req, context } = waiting[i] as Waiting<C>;
+        const { req, context, inOwnContext } = waiting[i] as Waiting<C>;
         try {
-          apply(req, context, verdicts[i] as Verdict);
+          inOwnContext(() => apply(req, context, verdicts[i] as Verdict));
         } catch (error) {
           failure ??= { error };
         }
@@ -55,5 +65,5 @@ export function verdictDispatcher<C>(
       if (failure) throw failure.error;
     },
   );
-  return (req, context) => batch.add({ req, context });
+  return (req, context) => batch.add({ req, context, inOwnContext: AsyncLocalStorage.snapshot() });
 }

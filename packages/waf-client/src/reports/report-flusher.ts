@@ -16,6 +16,10 @@
  *   counted.
  * - `close()`: sends everything still queued, within `closeTimeoutMs`.
  *
+ * Tracing: each batch is sent inside a `rampart.report.flush` root span linked to the traces
+ * of its events' requests (`telemetry/waf-spans.ts`); the POST carries that span's context to
+ * the hub (with an OpenTelemetry SDK in the app), whose ingestion job continues it.
+ *
  * Batch format (version 1):
  * `{ version, batchId, instance, snapshotVersion, periodStart, periodEnd, passSampleRate, dropped,
  *    counts: [{action, mode, ruleId, outcome, count}], events: [...] }` with ISO times. `batchId`
@@ -25,11 +29,13 @@
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { gzip as gzipCallback } from 'node:zlib';
+import type { Link } from '@opentelemetry/api';
 import type { RampartConfig } from '../config/options.js';
 import { describeError, type GuardedLogger } from '../logging/logger.js';
 import type { KeyCount } from '../rate-limit/rule-keyed-limiter.js';
 import { backoffDelay, retryAfterMs } from '../retry/backoff.js';
 import type { Stats } from '../stats/stats.js';
+import { inRootSpan, linkFrom, MAX_LINKS } from '../telemetry/waf-spans.js';
 import type { CountEntry, ReportEvent, ReportQueue, SignalEvent } from './report-queue.js';
 
 const gzip = promisify(gzipCallback);
@@ -39,7 +45,10 @@ export const URGENT_FLUSH_MS = 250;
 const MAX_SIGNALS_PER_BATCH = 5000;
 const REQUEST_TIMEOUT_MS = 15_000;
 const MAX_RETRY_AFTER_MS = 5 * 60_000;
-const USER_AGENT = 'rampart-waf-client/0.1.0';
+
+import { WAF_CLIENT_VERSION } from '../version.js';
+
+const USER_AGENT = `rampart-waf-client/${WAF_CLIENT_VERSION}`;
 
 export interface ReportBatch {
   readonly version: 1;
@@ -205,14 +214,53 @@ export class ReportFlusher {
       rateLimitKeys: this.keyCounts(),
       addressCounts: this.queue.takeAddressCounts(),
     };
-    const body = await gzip(JSON.stringify(batch));
+    const links: Link[] = [];
+    for (const event of events) {
+      const link = linkFrom(event.traceparent);
+      if (link !== undefined) links.push(link);
+      if (links.length === MAX_LINKS) break;
+    }
+    const attributes = {
+      'rampart.report.batch_id': batch.batchId,
+      'rampart.report.events': events.length,
+      'rampart.report.signals': signals.length,
+      'rampart.report.counts': counts.length,
+    };
+    await inRootSpan('rampart.report.flush', { attributes, links }, async (span) => {
+      const body = await gzip(JSON.stringify(batch));
+      span.setAttribute('rampart.report.bytes', body.length);
+      const outcome = await this.deliver(body, events.length, signals.length);
+      span.setAttribute('rampart.report.outcome', outcome);
+      if (outcome !== 'sent') {
+        // Given up: the events and signals are lost, the counts go back for the next batch.
+        this.stats.reports.batchesFailed++;
+        this.stats.reports.dropped += events.length + signals.length;
+        if (outcome !== 'stop') {
+          this.queue.mergeCounts(counts);
+          this.queue.droppedSinceBatch += dropped + events.length;
+        }
+        if (outcome === 'stop') {
+          const left = this.queue.size;
+          this.queue.take(left);
+          this.stats.reports.dropped += left;
+        }
+      }
+    });
+  }
+
+  /** Posts `body` until it is taken, retrying with backoff: `sent`, or why it was given up. */
+  private async deliver(
+    body: Buffer,
+    events: number,
+    signals: number,
+  ): Promise<'sent' | 'retry' | 'drop' | 'stop'> {
     for (let attempt = 1; ; attempt++) {
       const { result, waitMs } = await this.post(body);
       if (result === 'sent') {
-        this.stats.reports.sent += events.length;
-        this.stats.reports.signalsSent += signals.length;
+        this.stats.reports.sent += events;
+        this.stats.reports.signalsSent += signals;
         this.stats.reports.batchesSent++;
-        return;
+        return result;
       }
       if (result === 'retry' && attempt < this.config.reportMaxAttempts) {
         const wait = waitMs ?? backoffDelay(attempt, { baseMs: 500, maxMs: 30_000 });
@@ -222,19 +270,7 @@ export class ReportFlusher {
           if (!this.closing || Date.now() < this.closeDeadline) continue;
         }
       }
-      // Given up: the events and signals are lost, the counts go back for the next batch.
-      this.stats.reports.batchesFailed++;
-      this.stats.reports.dropped += events.length + signals.length;
-      if (result !== 'stop') {
-        this.queue.mergeCounts(counts);
-        this.queue.droppedSinceBatch += dropped + events.length;
-      }
-      if (result === 'stop') {
-        const left = this.queue.size;
-        this.queue.take(left);
-        this.stats.reports.dropped += left;
-      }
-      return;
+      return result;
     }
   }
 

@@ -55,6 +55,11 @@ export interface ReportEvent {
   readonly snapshotVersion: number | null;
   /** True for events kept by sampling (passed or allowed requests). */
   readonly sampled: boolean;
+  /**
+   * The W3C `traceparent` of the request's span when the app traces it (an OpenTelemetry SDK
+   * sampled it), else null: how the hub's dashboard finds the request's trace.
+   */
+  readonly traceparent: string | null;
 }
 
 /** What only the app knows about a request (`rampart.signal`): never sampled. */

@@ -86,6 +86,7 @@ describe('reports', () => {
       category: 'pattern',
       snapshotVersion: 5,
       sampled: false,
+      traceparent: null, // no tracer provider in this process
     });
     expect(batch.events[0]?.requestId).toMatch(/^[0-9a-f-]{36}$/);
     expect(Date.parse(batch.events[0]?.time ?? '')).toBeGreaterThan(Date.now() - 60_000);

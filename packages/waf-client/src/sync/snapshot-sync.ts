@@ -51,7 +51,11 @@ export const RETRY_BLOCKING_MS = 10 * 60_000;
 const HELD_SHARE = 0.5;
 /** The longest pause before the next blocking poll (spreads a fleet woken together). */
 const MAX_REPOLL_JITTER_MS = 1000;
-const USER_AGENT = 'rampart-waf-client/0.1.0';
+
+import { recordRootSpan } from '../telemetry/waf-spans.js';
+import { WAF_CLIENT_VERSION } from '../version.js';
+
+const USER_AGENT = `rampart-waf-client/${WAF_CLIENT_VERSION}`;
 
 export class SnapshotSync {
   private timer: NodeJS.Timeout | undefined;
@@ -237,6 +241,12 @@ export class SnapshotSync {
       this.failures++;
       this.stats.sync.failures++;
       this.stats.sync.lastError = describeError(error);
+      recordRootSpan(
+        'rampart.snapshot.sync',
+        startedAt,
+        { 'rampart.sync.attempt': this.failures },
+        error,
+      );
       const kept = this.active.current;
       this.logger.throttled(
         'sync-failure',
@@ -384,6 +394,12 @@ export class SnapshotSync {
     this.stats.sync.lastSwapMs = this.active.lastSwapMs;
     this.stats.sync.lastSwapStartedAt = startedAt;
     this.stats.sync.lastSwapAt = Date.now();
+    recordRootSpan('rampart.snapshot.swap', startedAt, {
+      'rampart.snapshot.version': installed.version,
+      ...(previous === null ? {} : { 'rampart.snapshot.previous_version': previous.version }),
+      'rampart.snapshot.rules': snapshot.rules.length,
+      'rampart.snapshot.swap_ms': this.active.lastSwapMs,
+    });
     this.logger.info(
       previous
         ? `snapshot version ${installed.version} in use (was ${previous.version}); ${snapshot.rules.length} rules`
