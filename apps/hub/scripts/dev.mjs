@@ -18,6 +18,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const app = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+/** Traces to the dev Jaeger and a Prometheus endpoint (`@rampart/telemetry`, see its README). */
+const TELEMETRY = ['--import', '@rampart/telemetry/sdk/register'];
 const data = join(app, '.data');
 const DEV_REDIS_PORT = 16379;
 const children = [];
@@ -102,6 +104,8 @@ const env = {
   REDIS_URL: await ensureRedis(),
   HUB_ADMIN_TOKEN: adminToken(),
   HUB_DATA_DIR: process.env.HUB_DATA_DIR ?? data,
+  // The dev Jaeger (`npm run dev` starts it: packages/telemetry/scripts/dev-jaeger.mjs).
+  HUB_JAEGER_QUERY_URL: process.env.HUB_JAEGER_QUERY_URL ?? 'http://127.0.0.1:16686',
 };
 const tsc = join(app, 'node_modules', '.bin', 'tsc');
 const compiler = existsSync(tsc) ? tsc : 'tsc';
@@ -119,7 +123,7 @@ let hub;
 watcher.stdout.on('data', (chunk) => {
   process.stdout.write(chunk);
   if (hub || !String(chunk).includes('Watching for file changes')) return;
-  hub = spawn(process.execPath, ['--watch-path=dist', 'dist/main.js'], {
+  hub = spawn(process.execPath, ['--watch-path=dist', ...TELEMETRY, 'dist/main.js'], {
     cwd: app,
     env,
     stdio: 'inherit',

@@ -17,6 +17,8 @@ import { RulesModule } from './rules/rules.module.js';
 import { SitesModule } from './sites/sites.module.js';
 import { SnapshotsModule } from './snapshots/snapshots.module.js';
 import { StorageModule } from './storage/storage.module.js';
+import { TelemetryModule } from './telemetry/telemetry.module.js';
+import { TracesModule } from './traces/traces.module.js';
 
 @Module({
   imports: [
@@ -40,6 +42,8 @@ import { StorageModule } from './storage/storage.module.js';
     ReportsModule,
     HealthModule,
     MetricsModule,
+    TracesModule,
+    TelemetryModule,
     DashboardModule,
   ],
 })

@@ -1,12 +1,20 @@
 /**
  * Starts the hub: validated configuration, JSON body limits, OpenAPI at /docs, graceful shutdown.
+ *
+ * Observability: JSON log lines with trace ids (`telemetry/json-logger.ts`), a span per handler
+ * (`telemetry/handler-span.interceptor.ts`), and `Server-Timing: handler;dur=..., total;dur=...`
+ * on every answer. Traces and the Prometheus endpoint come from `@rampart/telemetry`, loaded
+ * before this file with `node --import` (see the README).
  */
 import 'reflect-metadata';
 import { join } from 'node:path';
-import { Logger, type LogLevel } from '@nestjs/common';
+import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule } from '@nestjs/swagger';
+import { installBeforeHeaders } from '@rampart/telemetry/http/before-headers';
+import { startRequestClock } from '@rampart/telemetry/http/request-clock';
+import { appLogger } from '@rampart/telemetry/logging/logger';
 import { AppModule } from './app.module.js';
 import { HUB_CONFIG, type HubConfig, validateEnvironment } from './config/hub-config.js';
 import {
@@ -22,8 +30,12 @@ import { createOpenApiDocument } from './http/openapi.js';
 import { ProblemDetailsFilter } from './http/problem-details.filter.js';
 import { validationPipe } from './http/validation.js';
 import { describeWait } from './snapshots/poll-wait.js';
+import { HandlerSpanInterceptor } from './telemetry/handler-span.interceptor.js';
+import { hubServerTiming } from './telemetry/hub-server-timing.js';
+import { JsonLogger } from './telemetry/json-logger.js';
 
-const LEVELS: LogLevel[] = ['error', 'warn', 'log', 'debug'];
+/** The service name on log lines when no telemetry runs (OTEL_SDK_DISABLED). */
+const SERVICE = 'rampart-hub';
 
 async function bootstrap(): Promise<void> {
   // Checked before Nest starts, so that a bad value stops the process with the one line below
@@ -31,7 +43,10 @@ async function bootstrap(): Promise<void> {
   validateEnvironment(process.env);
   const app = await NestFactory.create<NestExpressApplication>(AppModule, { bufferLogs: true });
   const config = app.get<HubConfig>(HUB_CONFIG);
-  app.useLogger(LEVELS.slice(0, LEVELS.indexOf(config.logLevel) + 1));
+  app.useLogger(new JsonLogger(appLogger(SERVICE), config.logLevel));
+  app.use(startRequestClock);
+  installBeforeHeaders(app.getHttpAdapter().getInstance(), [hubServerTiming]);
+  app.useGlobalInterceptors(new HandlerSpanInterceptor());
   app.useBodyParser('json', { limit: config.maxJsonBytes });
   app.useBodyParser('json', { type: CSP_REPORT_TYPE, limit: CSP_REPORT_MAX_BYTES });
   app.set('trust proxy', config.trustProxy);

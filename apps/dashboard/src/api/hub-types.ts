@@ -82,6 +82,28 @@ export interface ReportEvent {
   readonly ruleId: string | null;
   readonly monitoredRuleId: string | null;
   readonly snapshotVersion: number | null;
+  /** The request's trace (32 hex) when the app traced it. */
+  readonly traceId: string | null;
+}
+
+/** `GET /v1/sites/{id}/traces/{traceId}`: a trace as Jaeger holds it. */
+export interface TraceSpan {
+  readonly spanId: string;
+  readonly parentSpanId: string | null;
+  readonly service: string;
+  readonly name: string;
+  readonly startMs: number;
+  readonly durationMs: number;
+  readonly error: boolean;
+  readonly attributes: Readonly<Record<string, string | number | boolean>>;
+}
+
+export interface Trace {
+  readonly traceId: string;
+  readonly startTime: string;
+  readonly durationMs: number;
+  readonly spans: readonly TraceSpan[];
+  readonly jaegerUrl: string | null;
 }
 
 export type BlockSubject =

@@ -2,6 +2,7 @@
 import { useState } from 'preact/hooks';
 import { api, queryString, sitePath } from '../api/hub-api.ts';
 import type { ReportEvent } from '../api/hub-types.ts';
+import { TraceWaterfall } from '../components/trace-waterfall.tsx';
 import { usePolling } from '../hooks/use-polling.ts';
 
 interface Filter {
@@ -16,6 +17,7 @@ const PAGE = 50;
 export function EventsView({ siteId }: { siteId: string }) {
   const [filter, setFilter] = useState<Filter>({ outcome: '', mode: '', ruleId: '', ip: '' });
   const [before, setBefore] = useState<string>();
+  const [shownTrace, setShownTrace] = useState<string>();
   const events = usePolling(
     () =>
       api<ReportEvent[]>(
@@ -90,6 +92,7 @@ export function EventsView({ siteId }: { siteId: string }) {
                 <th scope="col">User agent</th>
                 <th scope="col">Request id</th>
                 <th scope="col">Snapshot</th>
+                <th scope="col">Trace</th>
               </tr>
             </thead>
             <tbody>
@@ -118,10 +121,27 @@ export function EventsView({ siteId }: { siteId: string }) {
                     <code>{e.requestId}</code>
                   </td>
                   <td>{e.snapshotVersion === null ? '' : `v${e.snapshotVersion}`}</td>
+                  <td>
+                    {e.traceId && (
+                      <button
+                        type="button"
+                        class="quiet"
+                        aria-pressed={shownTrace === e.traceId}
+                        onClick={() =>
+                          setShownTrace(
+                            shownTrace === e.traceId ? undefined : (e.traceId ?? undefined),
+                          )
+                        }
+                      >
+                        {shownTrace === e.traceId ? 'Hide' : 'Show'}
+                      </button>
+                    )}
+                  </td>
                 </tr>
               ))}
             </tbody>
           </table>
+          {shownTrace && <TraceWaterfall siteId={siteId} traceId={shownTrace} />}
           <div class="actions">
             {before && (
               <button type="button" class="quiet" onClick={() => setBefore(undefined)}>

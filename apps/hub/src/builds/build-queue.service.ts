@@ -7,6 +7,7 @@ import { InjectQueue } from '@nestjs/bullmq';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Queue } from 'bullmq';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
+import { traceCarrier } from '../telemetry/job-trace.js';
 import { withTimeout } from '../time/with-timeout.js';
 import {
   BUILD_SITE_JOB,
@@ -44,7 +45,7 @@ export class BuildQueueService {
   ): Promise<boolean> {
     const add = this.queue.add(
       BUILD_SITE_JOB,
-      { siteId },
+      { siteId, trace: traceCarrier() },
       {
         delay: delayMs,
         deduplication: { id: `site:${siteId}`, keepLastIfActive: true, reschedule },

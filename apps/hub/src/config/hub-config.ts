@@ -158,6 +158,16 @@ export class HubEnvironment {
 
   @IsIn(['debug', 'log', 'warn', 'error'])
   HUB_LOG_LEVEL: 'debug' | 'log' | 'warn' | 'error' = 'log';
+
+  /** Jaeger's query API, for the dashboard's traces of events (`http://127.0.0.1:16686`). */
+  @IsOptional()
+  @Matches(/^https?:\/\/[^\s]+$/, { message: 'HUB_JAEGER_QUERY_URL must be an http(s):// URL' })
+  HUB_JAEGER_QUERY_URL?: string;
+
+  /** Where people open Jaeger's UI (its trace pages); default the query URL. */
+  @IsOptional()
+  @Matches(/^https?:\/\/[^\s]+$/, { message: 'HUB_JAEGER_UI_URL must be an http(s):// URL' })
+  HUB_JAEGER_UI_URL?: string;
 }
 
 /** For `ConfigModule.forRoot({ validate })`: throws one Error listing every bad variable. */
@@ -199,6 +209,8 @@ export interface HubConfig {
   readonly sessionHours: number;
   readonly trustProxy: boolean;
   readonly logLevel: HubEnvironment['HUB_LOG_LEVEL'];
+  readonly jaegerQueryUrl: string | null;
+  readonly jaegerUiUrl: string | null;
 }
 
 export function hubConfigFrom(env: HubEnvironment): HubConfig {
@@ -225,6 +237,8 @@ export function hubConfigFrom(env: HubEnvironment): HubConfig {
     sessionHours: env.HUB_SESSION_HOURS,
     trustProxy: env.HUB_TRUST_PROXY === 'true',
     logLevel: env.HUB_LOG_LEVEL,
+    jaegerQueryUrl: env.HUB_JAEGER_QUERY_URL ?? null,
+    jaegerUiUrl: env.HUB_JAEGER_UI_URL ?? null,
   };
 }
 

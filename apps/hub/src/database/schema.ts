@@ -143,6 +143,8 @@ export interface ReportEventsTable {
   snapshot_version: number | null;
   /** 1 when the event is a sample of passed requests. */
   sampled: number;
+  /** The request's trace id (32 hex) when the app traced it, else null. */
+  trace_id: string | null;
 }
 
 export interface SignalMinutesTable {

@@ -4,13 +4,15 @@
  * field, then success; switch a rule to monitor; report batches arriving while the traffic view
  * is open update its totals and top lists; an automatic block revoked from its view is gone from
  * the next snapshot; a user agent carrying markup renders as text and runs nothing; a request
- * without its CSRF token is refused. Any Content-Security-Policy violation or page error fails
+ * without its CSRF token is refused; an event's trace is read from a real Jaeger and drawn as a
+ * waterfall. Any Content-Security-Policy violation or page error fails
  * the test. Screenshots go to `apps/hub/test-output/` (the README shows two of them).
  */
 import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startChromium } from '@rampart/test-services/chromium';
+import { type JaegerHandle, startJaeger } from '@rampart/test-services/jaeger-server';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AutomaticBlockView } from '../detection/automatic-blocks.service.js';
@@ -48,6 +50,7 @@ const HOSTILE_AGENT = '<script>window.__pwned=1</script><img src=x onerror="wind
 
 describe('the dashboard in chromium', () => {
   let stack: HubStack;
+  let jaeger: JaegerHandle;
   let siteKey: string;
   let browser: Browser;
   let context: BrowserContext;
@@ -61,7 +64,8 @@ describe('the dashboard in chromium', () => {
 
   beforeAll(async () => {
     mkdirSync(screenshots, { recursive: true });
-    stack = await startStack('sqlite');
+    jaeger = await startJaeger();
+    stack = await startStack('sqlite', { env: { HUB_JAEGER_QUERY_URL: jaeger.queryUrl } });
     siteKey = (await stack.client.createSite('Demo shop', 'shop')).key;
     browser = await startChromium();
     context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
@@ -92,6 +96,7 @@ describe('the dashboard in chromium', () => {
   afterAll(async () => {
     await browser?.close();
     await stack?.stop();
+    await jaeger?.stop();
   });
 
   async function login() {
@@ -260,6 +265,53 @@ describe('the dashboard in chromium', () => {
     await page.getByRole('link', { name: 'Events' }).click();
     await expectText(page.locator('table.events'), HOSTILE_AGENT);
     expect(await page.evaluate(() => window.__pwned)).toBeUndefined();
+  });
+
+  it("shows an event's trace, read from Jaeger, with a link to it", async () => {
+    const traceId = 'a1b2c3d4e5f60718293a4b5c6d7e8f90';
+    const now = Date.now();
+    const at = (ms: number) => now - 1000 + ms;
+    await jaeger.ingest([
+      {
+        service: 'rampart-client-demo',
+        traceId,
+        spanId: '1000000000000001',
+        name: 'GET /wp-admin',
+        startMs: at(0),
+        durationMs: 4.2,
+        attributes: { 'http.request.method': 'GET', 'http.response.status_code': 403 },
+      },
+      {
+        service: 'rampart-client-demo',
+        traceId,
+        spanId: '1000000000000002',
+        parentSpanId: '1000000000000001',
+        name: 'rampart.waf.evaluate',
+        startMs: at(0.3),
+        durationMs: 0.02,
+        attributes: { 'rampart.waf.action': 'block', 'rampart.waf.rule_id': 'wp' },
+      },
+    ]);
+    await waitFor('the trace in Jaeger', async () => (await jaeger.trace(traceId)) ?? undefined);
+    const traced = blockedEvent({
+      ip: '198.51.100.23',
+      traceparent: `00-${traceId}-1000000000000001-01`,
+    });
+    expect(
+      (await postReport(stack.hub.url, siteKey, reportBatch({ events: [traced] }))).status,
+    ).toBe(202);
+    await page.getByRole('link', { name: 'Events' }).click();
+    await expectText(page.locator('table.events'), '198.51.100.23', 20_000);
+    await page.getByRole('button', { name: 'Show' }).first().click();
+    const waterfall = page.locator('section.trace');
+    await expectText(waterfall, 'rampart.waf.evaluate');
+    await expectText(waterfall, 'GET /wp-admin');
+    await expectText(waterfall, 'rampart-client-demo');
+    expect(await waterfall.getByRole('link', { name: 'Open in Jaeger' }).getAttribute('href')).toBe(
+      `${jaeger.queryUrl}/trace/${traceId}`,
+    );
+    expect(await waterfall.locator('svg rect').count()).toBe(2);
+    await shot('trace');
   });
 
   it('revokes an automatic block, which is gone from the next snapshot', async () => {

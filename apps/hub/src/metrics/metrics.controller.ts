@@ -1,12 +1,7 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiProperty, ApiTags } from '@nestjs/swagger';
 import { AdminAuth } from '../auth/admin.guard.js';
-import { CspReports } from '../dashboard/csp-reports.js';
-import { DetectionService } from '../detection/detection.service.js';
-import { PublicationChannel } from '../publications/publication-channel.js';
-import { SnapshotWaits } from '../publications/snapshot-waits.js';
-import { DeltaCache } from '../snapshots/delta-cache.js';
-import { SnapshotCache } from '../snapshots/snapshot-cache.js';
+import { HubCounters } from './hub-counters.service.js';
 
 export class MetricsView {
   @ApiProperty({
@@ -61,35 +56,11 @@ export class MetricsView {
 @AdminAuth()
 @Controller('v1/metrics')
 export class MetricsController {
-  constructor(
-    private readonly cache: SnapshotCache,
-    private readonly deltas: DeltaCache,
-    private readonly waits: SnapshotWaits,
-    private readonly publications: PublicationChannel,
-    private readonly detection: DetectionService,
-    private readonly cspReports: CspReports,
-  ) {}
+  constructor(private readonly counters: HubCounters) {}
 
   @Get()
   @ApiOkResponse({ type: MetricsView })
   metrics(): MetricsView {
-    const cache = this.cache.stats();
-    const deltas = this.deltas.stats();
-    return {
-      snapshotFileReads: cache.fileReads,
-      snapshotCacheEntries: cache.entries,
-      snapshotCacheBytes: cache.bytes,
-      heldPolls: this.waits.count,
-      refusedPolls: this.waits.refused,
-      wokenPolls: this.waits.woken,
-      announcementsReceived: this.publications.received,
-      deltasComputed: deltas.computed,
-      deltaCacheBytes: deltas.bytes,
-      detectedBatches: this.detection.counts.batches,
-      detectionFindings: this.detection.counts.findings,
-      automaticBlocks: this.detection.counts.blocks,
-      detectionFailures: this.detection.counts.failures,
-      cspViolationReports: this.cspReports.received,
-    };
+    return this.counters.read();
   }
 }

@@ -14,6 +14,7 @@ import {
   MODES,
   OUTCOMES,
   SIGNAL_KINDS,
+  TRACEPARENT,
 } from './report-batch.js';
 
 type Schema = Record<string, unknown>;
@@ -66,23 +67,27 @@ export function reportBatchJsonSchema(): Schema {
           LIMITS.counts,
         ),
         events: list(
-          object({
-            requestId: text(1, T.id),
-            time,
-            ip: text(0, T.ip),
-            method: text(1, T.method),
-            host: text(0, T.host),
-            path: text(0, T.path),
-            userAgent: text(0, T.userAgent),
-            action: choice(ACTIONS),
-            mode: choice(MODES),
-            outcome: choice(OUTCOMES),
-            ruleId: nullable(text(1, T.id)),
-            category: nullable(choice(CATEGORIES)),
-            monitoredRuleId: nullable(text(1, T.id)),
-            snapshotVersion: version,
-            sampled: { type: 'boolean' },
-          }),
+          object(
+            {
+              requestId: text(1, T.id),
+              time,
+              ip: text(0, T.ip),
+              method: text(1, T.method),
+              host: text(0, T.host),
+              path: text(0, T.path),
+              userAgent: text(0, T.userAgent),
+              action: choice(ACTIONS),
+              mode: choice(MODES),
+              outcome: choice(OUTCOMES),
+              ruleId: nullable(text(1, T.id)),
+              category: nullable(choice(CATEGORIES)),
+              monitoredRuleId: nullable(text(1, T.id)),
+              snapshotVersion: version,
+              sampled: { type: 'boolean' },
+              traceparent: nullable(text(55, 55, TRACEPARENT)),
+            },
+            ['traceparent'],
+          ),
           LIMITS.events,
         ),
         signals: list(

@@ -13,6 +13,8 @@
  * - `rateLimitKeys`: requests per (rate-limit rule, key) in the period, for fleet-wide limits.
  * - `addressCounts`: requests per client address in the period, for request-rate detection.
  * - `batchId`: chosen by the client and kept across its retries, so a batch is counted once.
+ * - `events[].traceparent` (optional): the trace of the request the event describes, when the
+ *   app traces its requests; the dashboard shows that trace from Jaeger.
  *
  * A batch is accepted whole or not at all: `parseReportBatch` returns every problem, each
  * naming its field (`events[3].time`), and the endpoint stores nothing of a batch with one.
@@ -70,6 +72,8 @@ export interface ReportEvent {
   readonly monitoredRuleId: string | null;
   readonly snapshotVersion: number | null;
   readonly sampled: boolean;
+  /** The W3C `traceparent` of the request's span when the app traced it; null otherwise. */
+  readonly traceparent: string | null;
 }
 
 export interface SignalEvent {
@@ -123,6 +127,8 @@ export type ParsedBatch =
 
 export const BATCH_ID = /^[A-Za-z0-9_-]{8,64}$/;
 export const HEX_256 = /^[0-9a-f]{64}$/;
+/** A W3C `traceparent` (version 00): trace id, parent span id, flags, in lower-case hex. */
+export const TRACEPARENT = /^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
 /** An ISO 8601 date-time with seconds and a zone, exactly as far as `Date.parse` reads it. */
 export const ISO_TIME =
   /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T(([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,9})?|24:00:00(\.0{1,9})?)(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/;
@@ -202,6 +208,18 @@ export function parseReportBatch(raw: unknown): ParsedBatch {
       monitoredRuleId: read.nullableText(item, 'monitoredRuleId', at, LIMITS.text.id),
       snapshotVersion: read.version(item, 'snapshotVersion', at),
       sampled: read.boolean(item, 'sampled', at),
+      // Optional: clients before tracing, and apps without it, send none.
+      traceparent:
+        item.traceparent === undefined
+          ? null
+          : read.nullableText(
+              item,
+              'traceparent',
+              at,
+              55,
+              TRACEPARENT,
+              'a W3C traceparent (00-<32 hex>-<16 hex>-<2 hex>)',
+            ),
     }),
     [
       'requestId',
@@ -219,6 +237,7 @@ export function parseReportBatch(raw: unknown): ParsedBatch {
       'monitoredRuleId',
       'snapshotVersion',
       'sampled',
+      'traceparent',
     ],
   );
   const signals = read.list(

@@ -14,4 +14,6 @@ export const EXPIRY_SWEEP_EVERY_MS = 5000;
 export interface IngestBatchJobData {
   readonly siteId: string;
   readonly batch: ReportBatch;
+  /** The W3C trace context of the request that queued the batch (`telemetry/job-trace.ts`). */
+  readonly trace?: Record<string, string>;
 }

@@ -10,6 +10,7 @@ import { InjectQueue } from '@nestjs/bullmq';
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import type { Queue } from 'bullmq';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
+import { traceCarrier } from '../telemetry/job-trace.js';
 import { withTimeout } from '../time/with-timeout.js';
 import type { ReportBatch } from './report-batch.js';
 import {
@@ -75,7 +76,7 @@ export class ReportQueueService implements OnModuleInit {
       await withTimeout(
         this.queue.add(
           INGEST_BATCH_JOB,
-          { siteId, batch },
+          { siteId, batch, trace: traceCarrier() },
           {
             jobId: `${siteId}.${batch.batchId}`, // BullMQ refuses ':' in ids
             removeOnComplete: true,

@@ -40,6 +40,7 @@ function event(ip: string, overrides: Partial<ReportEvent> = {}): ReportEvent {
     monitoredRuleId: null,
     snapshotVersion: 1,
     sampled: false,
+    traceparent: null,
     ...overrides,
   };
 }

@@ -78,6 +78,8 @@ export interface EventView {
   readonly monitoredRuleId: string | null;
   readonly snapshotVersion: number | null;
   readonly sampled: boolean;
+  /** The request's trace id when the app traced it (see `GET .../traces/:traceId`). */
+  readonly traceId: string | null;
 }
 
 export interface EventFilter {
@@ -176,6 +178,7 @@ const EVENTS: Table = {
     ...textColumns('method', 'host', 'path', 'user_agent', 'action', 'mode', 'outcome'),
     ...textColumns('rule_id', 'category', 'monitored_rule_id'),
     ...integerColumns('snapshot_version', 'sampled'),
+    ...textColumns('trace_id'),
   ],
 };
 
@@ -229,6 +232,7 @@ class GroupRows {
         e.monitoredRuleId,
         e.snapshotVersion,
         e.sampled ? 1 : 0,
+        e.traceparent === null ? null : e.traceparent.slice(3, 35),
       ]);
     }
     for (const s of batch.signals) count(this.signals, [siteId, minuteOf(s.time), s.kind], 1);
@@ -486,6 +490,18 @@ export class ReportStore {
     return rows.map((r) => ({ ...r, count: Number(r.count) }));
   }
 
+  /** Whether an event of `siteId` names the trace `traceId`. */
+  async hasTrace(siteId: string, traceId: string): Promise<boolean> {
+    const row = await this.database.db
+      .selectFrom('report_events')
+      .select('site_id')
+      .where('site_id', '=', siteId)
+      .where('trace_id', '=', traceId)
+      .limit(1)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
   /** Recent events, newest first. */
   async events(siteId: string, filter: EventFilter): Promise<EventView[]> {
     let query = this.database.db
@@ -518,6 +534,7 @@ export class ReportStore {
       monitoredRuleId: r.monitored_rule_id,
       snapshotVersion: r.snapshot_version === null ? null : Number(r.snapshot_version),
       sampled: Number(r.sampled) === 1,
+      traceId: r.trace_id,
     }));
   }
 }

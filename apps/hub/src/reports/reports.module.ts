@@ -1,6 +1,7 @@
 import { BullModule } from '@nestjs/bullmq';
 import { Module } from '@nestjs/common';
 import { DetectionModule } from '../detection/detection.module.js';
+import { MetricsModule } from '../metrics/metrics.module.js';
 import { SitesModule } from '../sites/sites.module.js';
 import { SnapshotsModule } from '../snapshots/snapshots.module.js';
 import { AddressLabelsService } from './address-labels.js';
@@ -19,6 +20,7 @@ import { TrafficController } from './traffic.controller.js';
     SitesModule,
     SnapshotsModule,
     DetectionModule,
+    MetricsModule,
   ],
   controllers: [ReportsController, TrafficController],
   providers: [

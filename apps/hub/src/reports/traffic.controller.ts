@@ -152,6 +152,13 @@ export class EventRecordView {
   @ApiProperty({ nullable: true, type: String }) monitoredRuleId!: string | null;
   @ApiProperty({ nullable: true, type: Number }) snapshotVersion!: number | null;
   @ApiProperty() sampled!: boolean;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description:
+      "The request's trace id (32 hex) when the app traced it: GET /v1/sites/{id}/traces/{traceId} shows it.",
+  })
+  traceId!: string | null;
 }
 
 /** The window a query names: `[from, to)`, by default the last hour. */
