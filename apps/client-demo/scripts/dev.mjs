@@ -22,6 +22,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const app = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+/** Traces to the dev Jaeger and a Prometheus endpoint (`@rampart/telemetry`, see its README). */
+const TELEMETRY = ['--import', '@rampart/telemetry/sdk/register'];
 const data = join(app, '.data');
 const keyFile = join(data, 'site-key');
 const hubTokenFile = resolve(app, '..', 'hub', '.data', 'admin-token');
@@ -61,7 +63,11 @@ function runWatched(env) {
   let stopping = false;
   let timer = null;
   const start = () => {
-    child = spawn(process.execPath, ['dist/main.js'], { cwd: app, env, stdio: 'inherit' });
+    child = spawn(process.execPath, [...TELEMETRY, 'dist/main.js'], {
+      cwd: app,
+      env,
+      stdio: 'inherit',
+    });
   };
   const restart = () => {
     // Changes made while the old process shuts down are picked up by the new one.

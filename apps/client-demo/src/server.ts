@@ -9,6 +9,8 @@
  * everything else, configuration and lifecycle included, stays the production path.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { appLogger } from '@rampart/telemetry/logging/logger';
+import { flushTelemetry } from '@rampart/telemetry/sdk/lifecycle';
 import { createDemoApp, type DemoAppOptions } from './app.js';
 import { ConfigError, type DemoConfig, loadConfig, wafDataDir } from './config/config.js';
 import { createWaf, type Waf } from './waf/waf.js';
@@ -36,41 +38,46 @@ export async function runDemo(compose?: (waf: Waf) => AppVariant): Promise<void>
     if (error instanceof ConfigError) fail(error.message);
     throw error;
   }
+  const logger = appLogger('rampart-client-demo');
   let waf: Waf;
   try {
-    waf = createWaf({ dataDir: wafDataDir(config) });
+    waf = createWaf({
+      dataDir: wafDataDir(config),
+      logger: logger.child({ component: 'rampart' }),
+    });
   } catch (error) {
     if ((error as Error).name === 'RampartConfigError') fail((error as Error).message);
     throw error;
   }
-  const demo = await createDemoApp({ config, waf, ...compose?.(waf) });
+  const demo = await createDemoApp({ config, waf, logger, ...compose?.(waf) });
   // Give the WAF a moment to load its snapshot (from disk, else the hub) before taking traffic;
   // it never holds the start up for long: until it has one, its fail mode applies.
   await Promise.race([waf.ready(), sleep(WAF_READY_WAIT_MS, undefined, { ref: false })]);
   const { url } = await demo.listen();
-  process.stdout.write(
-    `[demo] listening on ${url} (database: ${demo.database.dialect}, WAF mode: ${waf.mode}, session secret from ${config.sessionSecretSource === 'env' ? 'DEMO_SESSION_SECRET' : `${config.dataDir}/session-secret`})\n`,
+  logger.info(
+    `listening on ${url} (database: ${demo.database.dialect}, WAF mode: ${waf.mode}, session secret from ${config.sessionSecretSource === 'env' ? 'DEMO_SESSION_SECRET' : `${config.dataDir}/session-secret`})`,
   );
 
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    process.stdout.write(`[demo] ${signal}: shutting down\n`);
+    logger.info(`${signal}: shutting down`);
     const timer = setTimeout(() => {
-      process.stderr.write('[demo] shutdown took too long; exiting\n');
+      logger.error('shutdown took too long; exiting');
       process.exit(1);
     }, SHUTDOWN_TIMEOUT_MS);
     timer.unref();
-    demo.close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        process.stderr.write(
-          `[demo] shutdown failed: ${(error as Error).stack ?? String(error)}\n`,
-        );
-        process.exit(1);
-      },
-    );
+    demo
+      .close()
+      .then(() => flushTelemetry())
+      .then(
+        () => process.exit(0),
+        (error: unknown) => {
+          logger.error({ err: error }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));

@@ -27,6 +27,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const app = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+/** Traces to the dev Jaeger and a Prometheus endpoint (`@rampart/telemetry`, see its README). */
+const TELEMETRY = ['--import', '@rampart/telemetry/sdk/register'];
 const configName = 'prexy.dev.json';
 const configFile = join(app, configName);
 const upstreamWaitSeconds = Number(process.env.PREXY_DEV_UPSTREAM_WAIT_SECONDS ?? 300);
@@ -92,11 +94,15 @@ function runPrexy() {
   let stopping = false;
   const running = () => child !== null && child.exitCode === null && child.signalCode === null;
   const start = () => {
-    const current = spawn(process.execPath, ['dist/main.js', '--config', configName], {
-      cwd: app,
-      env: process.env,
-      stdio: 'inherit',
-    });
+    const current = spawn(
+      process.execPath,
+      [...TELEMETRY, 'dist/main.js', '--config', configName],
+      {
+        cwd: app,
+        env: process.env,
+        stdio: 'inherit',
+      },
+    );
     child = current;
     current.once('exit', (code, signal) => {
       if (stopping || current !== child) return;

@@ -15,6 +15,8 @@
  * `server/streaming-heap.ts`): it may replace itself, keeping its process id, to add the flag.
  */
 import cluster from 'node:cluster';
+import { appLogger } from '@rampart/telemetry/logging/logger';
+import { flushTelemetry } from '@rampart/telemetry/sdk/lifecycle';
 import { type PrexyFile, PrexyFileError, readPrexyFile } from './config/prexy-file.js';
 import { HubSites } from './hub/hub-sites.js';
 import { RELOAD, STOP, superviseWorkers } from './server/cluster.js';
@@ -43,26 +45,35 @@ async function load(path: string): Promise<PrexyFile> {
   return { ...file, listen: { host: env.PREXY_HOST ?? file.listen.host, port }, workers };
 }
 
-const log = (message: string) => process.stderr.write(`prexy: ${message}\n`);
+const logger = appLogger('rampart-prexy');
+const log = (message: string) => logger.info(message);
+const warn = (message: string) => logger.warn(message);
+
+/** A start that cannot go on: one plain line on stderr (the CLI contract), then `code`. */
+function refuse(message: string, code: number): never {
+  process.stderr.write(`prexy: ${message}\n`);
+  process.exit(code);
+}
 
 async function runWorker(path: string, file: PrexyFile, standalone: boolean): Promise<void> {
   let hubSites: HubSites | undefined;
-  const prexy = new PrexyServer(file, { edgeGuard: (site) => hubSites?.guard(site) });
+  const prexy = new PrexyServer(file, { logger, edgeGuard: (site) => hubSites?.guard(site) });
   try {
     hubSites = new HubSites(file.sites, {
       install: (sites) => prexy.install(sites),
-      warn: log,
+      warn,
       worker: cluster.worker ? `worker-${cluster.worker.id}` : 'main',
     });
   } catch (error) {
-    log(`invalid configuration: ${(error as Error).message}`);
-    process.exit(2);
+    refuse(`invalid configuration: ${(error as Error).message}`, 2);
   }
   try {
     await prexy.listen();
   } catch (error) {
-    log(`cannot listen on ${file.listen.host}:${file.listen.port}: ${(error as Error).message}`);
-    process.exit(1);
+    refuse(
+      `cannot listen on ${file.listen.host}:${file.listen.port}: ${(error as Error).message}`,
+      1,
+    );
   }
   if (standalone || cluster.worker?.id === 1) {
     log(
@@ -75,12 +86,13 @@ async function runWorker(path: string, file: PrexyFile, standalone: boolean): Pr
       hubSites?.reloadFile(next.sites);
       log(`configuration reloaded from ${path}`);
     } catch (error) {
-      log(`reload refused, the configuration in force stays: ${(error as Error).message}`);
+      warn(`reload refused, the configuration in force stays: ${(error as Error).message}`);
     }
   };
   const stop = async () => {
     await prexy.close();
     await hubSites?.close();
+    await flushTelemetry();
     process.exit(0);
   };
   if (standalone) {
@@ -103,10 +115,10 @@ async function main(): Promise<void> {
   try {
     file = await load(path);
   } catch (error) {
-    log(
+    refuse(
       error instanceof PrexyFileError ? `invalid configuration: ${error.message}` : String(error),
+      2,
     );
-    process.exit(2);
   }
   if (cluster.isPrimary && file.workers > 1) {
     superviseWorkers(file.workers, log);

@@ -2,9 +2,11 @@
  * The demo app in-process for tests: a fresh data directory, SQLite or a fresh PostgreSQL
  * database, cheap password hashing, listening on a free loopback port.
  */
+
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createLogger } from '@rampart/telemetry/logging/logger';
 import { sharedPostgres } from '@rampart/test-services/postgres-server';
 import { createDemoApp, type DemoApp } from '../app.js';
 import { loadConfig } from '../config/config.js';
@@ -59,7 +61,10 @@ export async function startDemo(options: DemoServerOptions = {}): Promise<DemoSe
       config,
       waf: options.waf ?? null,
       passwordParams: TEST_PASSWORD_PARAMS,
-      log: (line) => logs.push(line),
+      logger: createLogger({
+        service: 'rampart-client-demo',
+        destination: { write: (line: string) => void logs.push(line) },
+      }),
     });
   } catch (error) {
     if (ownDir) rmSync(dataDir, { recursive: true, force: true });

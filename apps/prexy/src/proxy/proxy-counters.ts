@@ -1,4 +1,4 @@
-/** What a prexy worker counts; read by the health answer, the logs and, later, metrics. */
+/** What a prexy worker counts; read by the logs and the metrics (`telemetry/proxy-metrics.ts`). */
 export interface ProxyCounters {
   requests: number;
   /** Refused before any upstream was contacted: bad target, unknown host, edge WAF. */
@@ -8,6 +8,8 @@ export interface ProxyCounters {
   /** Clients that went away before their response was complete. */
   clientAborts: number;
   substituted: number;
+  /** Matches the engine found in substituted bodies. */
+  matches: number;
   /** Substituted bodies that hit `maxBufferedBytes` and passed through from there. */
   bufferLimitHits: number;
   bytesIn: number;
@@ -24,6 +26,7 @@ export function newCounters(): ProxyCounters {
     upstreamErrors: {},
     clientAborts: 0,
     substituted: 0,
+    matches: 0,
     bufferLimitHits: 0,
     bytesIn: 0,
     bytesOut: 0,

@@ -13,10 +13,13 @@
  *   connection without completing the response, so no client mistakes a cut body for a whole.
  * - The response keeps the route table, rule set and bitmap decision it started with, whatever
  *   configuration is swapped in meanwhile.
+ * - When it is done, its stages become spans under the request's span and histogram samples
+ *   (`telemetry/`), and its access log line is written in the request's trace context.
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { pipeline, Transform, type TransformCallback, type Writable } from 'node:stream';
+import { context } from '@opentelemetry/api';
 import type { Dispatcher } from 'undici';
 import { assetKey, type MatchBitmapCache } from '../bitmap/match-bitmap.js';
 import { type BodyPlan, planBody, substitutedHeaders } from '../body/body-plan.js';
@@ -25,6 +28,8 @@ import { DirectBody } from '../body/direct-body.js';
 import { SlicedSubstituter, SlicedSubstitution } from '../body/sliced-substitution.js';
 import { type RouteTable, ruleSetFor, type SiteRoute } from '../routing/route-table.js';
 import type { CachedRuleSet, CompiledSets } from '../rules/compiled-sets.js';
+import type { ProxyMetrics } from '../telemetry/proxy-metrics.js';
+import { recordStages, tracedRequest } from '../telemetry/proxy-spans.js';
 import { acceptsTrailers, StageTimings } from '../timing/stage-timings.js';
 import {
   appendFieldValue,
@@ -68,6 +73,8 @@ export interface ProxyDeps {
   /** The per-asset rule bitmap; undefined turns it off. */
   readonly bitmap: MatchBitmapCache | undefined;
   readonly counters: ProxyCounters;
+  /** Stage histograms (and the counters' instruments); undefined in tests that need none. */
+  readonly metrics?: ProxyMetrics;
   readonly log: ((line: AccessLogLine) => void) | undefined;
   readonly warn: (message: string) => void;
   /** The edge WAF of a site whose configuration switches it on. */
@@ -114,6 +121,9 @@ function forward(
   timings: StageTimings,
 ): void {
   const { counters } = deps;
+  /** The request's context (its server span): the stage spans and the log line go under it. */
+  const requestContext = context.active();
+  const traced = tracedRequest();
   const method = req.method ?? 'GET';
   const lookupStart = performance.now();
   const rules = ruleSetFor(route, pathOf(path));
@@ -144,6 +154,7 @@ function forward(
   /** Prexy cut the response itself (the upstream or the body failed): no client abort. */
   let cut = false;
   let settled = false;
+  let bytesIn = 0;
   let bytesOut = 0;
   let logged: Partial<AccessLogLine> = {};
   let status = 0;
@@ -154,20 +165,41 @@ function forward(
   /** What to do just before the body written straight to `res` ends (the timing trailer). */
   let atEnd: (() => void) | undefined;
   let substitution: SlicedSubstituter | undefined;
+  /** The rule set that ran (for the substitution span). */
+  let ruleSetId = '';
 
   const finish = (error?: string) => {
     if (settled) return;
     settled = true;
+    const endedAt = performance.now();
     counters.bytesOut += bytesOut;
     const stats = substitution?.stats;
     if (stats !== undefined) {
-      logged = {
-        ...logged,
-        matches: stats.rules.reduce((n, r) => n + r.matches, 0),
-        bufferLimitHit: stats.bufferLimitHit,
-      };
+      const matches = stats.rules.reduce((n, r) => n + r.matches, 0);
+      counters.matches += matches;
+      logged = { ...logged, matches, bufferLimitHit: stats.bufferLimitHit };
     }
-    deps.log?.({
+    const failure = error ?? logged.error;
+    if (traced !== undefined)
+      recordStages(traced, {
+        timings,
+        endedAt,
+        error: failure,
+        substitution:
+          logged.substituted === true
+            ? {
+                rules: logged.rules ?? 'all',
+                ruleSet: ruleSetId,
+                matches: logged.matches ?? 0,
+                bytesIn,
+                bytesOut,
+                bufferLimitHit: logged.bufferLimitHit ?? false,
+              }
+            : undefined,
+      });
+    deps.metrics?.recordStages(timings, endedAt - timings.start, logged.substituted === true);
+    if (deps.log === undefined) return;
+    const line: AccessLogLine = {
       time: new Date().toISOString(),
       site: route.site,
       method,
@@ -179,7 +211,9 @@ function forward(
       ...logged,
       ...(error === undefined ? {} : { error }),
       timings: timings.toJSON(),
-    });
+    };
+    const log = deps.log;
+    context.with(requestContext, () => log(line));
   };
 
   res.on('close', () => {
@@ -219,6 +253,7 @@ function forward(
         out = substitutedHeaders(out, plan, route.route.keepLastModified);
         const chosen = chooseRules(deps, rules, host, path, upstreamHeaders, timings);
         logged = { substituted: true, rules: chosen.kind };
+        ruleSetId = chosen.set?.id ?? rules.id;
         const trailers = acceptsTrailers(req.headers.te);
         if (trailers) out.trailer = 'Server-Timing';
         out['server-timing'] = appendFieldValue(upstreamHeaders['server-timing'], timings.header());
@@ -277,6 +312,7 @@ function forward(
     },
     onResponseData(c, chunk) {
       counters.bytesIn += chunk.length;
+      bytesIn += chunk.length;
       if (direct !== undefined) {
         direct.write(chunk);
         return;

@@ -12,6 +12,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { appLogger, type Logger } from '@rampart/telemetry/logging/logger';
 import { MatchBitmapCache } from '../bitmap/match-bitmap.js';
 import type { PrexyFile, SiteEntry } from '../config/prexy-file.js';
 import { newCounters, type ProxyCounters } from '../proxy/proxy-counters.js';
@@ -19,15 +20,18 @@ import { type AccessLogLine, createProxyHandler, type EdgeGuard } from '../proxy
 import { UpstreamPools } from '../proxy/upstream-pools.js';
 import { RouteTable } from '../routing/route-table.js';
 import { CompiledSets } from '../rules/compiled-sets.js';
+import { ProxyMetrics } from '../telemetry/proxy-metrics.js';
 
 /** Request headers larger than this are answered 431 (Node's default is 16 KiB). */
 export const MAX_HEADER_BYTES = 16 * 1024;
 
 export interface PrexyServerOptions {
-  /** Where the access log lines go (default: one JSON line each on stdout, if enabled). */
+  /** Where the access log lines go (default: `logger`, if the file enables them). */
   readonly log?: (line: AccessLogLine) => void;
-  /** Where warnings go (default: stderr). */
+  /** Where warnings go (default: `logger`). */
   readonly warn?: (message: string) => void;
+  /** The worker's JSON logger (default `appLogger('rampart-prexy')`). */
+  readonly logger?: Logger;
   /** The edge WAF per site (see `edge-waf.ts`). */
   readonly edgeGuard?: (site: string) => EdgeGuard | undefined;
 }
@@ -37,6 +41,7 @@ export class PrexyServer {
   readonly counters: ProxyCounters = newCounters();
   readonly sets = new CompiledSets();
   readonly bitmap: MatchBitmapCache | undefined;
+  private readonly metrics: ProxyMetrics;
   private readonly pools: UpstreamPools;
   private table: RouteTable;
   private readonly sockets = new Set<Socket>();
@@ -48,18 +53,19 @@ export class PrexyServer {
     this.table = RouteTable.build(file.sites, this.sets);
     this.pools = new UpstreamPools(file.timeouts);
     this.bitmap = file.matchCacheBytes > 0 ? new MatchBitmapCache(file.matchCacheBytes) : undefined;
-    const warn = options.warn ?? ((m: string) => process.stderr.write(`prexy: ${m}\n`));
+    const logger = options.logger ?? appLogger('rampart-prexy');
+    const warn = options.warn ?? ((m: string) => logger.warn(m));
     const log =
       options.log ??
-      (file.accessLog
-        ? (line: AccessLogLine) => process.stdout.write(`${JSON.stringify(line)}\n`)
-        : undefined);
+      (file.accessLog ? (line: AccessLogLine) => logger.info(line, 'request') : undefined);
+    this.metrics = new ProxyMetrics(this.counters);
     const handler = createProxyHandler({
       table: () => this.table,
       sets: this.sets,
       pools: this.pools,
       bitmap: this.bitmap,
       counters: this.counters,
+      metrics: this.metrics,
       log,
       warn,
       ...(options.edgeGuard ? { edgeGuard: options.edgeGuard } : {}),
@@ -141,5 +147,6 @@ export class PrexyServer {
     await closed;
     clearTimeout(timer);
     await this.pools.close();
+    this.metrics.close();
   }
 }

@@ -13,6 +13,7 @@
  * when the client sent `TE: trailers`, and in the access log line either way.
  */
 import { performance } from 'node:perf_hooks';
+import { serverTiming } from '@rampart/telemetry/http/server-timing';
 
 const round = (ms: number) => Math.round(ms * 1000) / 1000;
 
@@ -36,6 +37,21 @@ export class StageTimings {
     this.headers = performance.now();
   }
 
+  /** `performance.now()` when the request was handed to the pool (0 before). */
+  get dispatchedAt(): number {
+    return this.dispatched;
+  }
+
+  /** When the request was written to an upstream connection (0 before). */
+  get writtenAt(): number {
+    return this.written;
+  }
+
+  /** When the upstream's response headers arrived (0 before). */
+  get headersAt(): number {
+    return this.headers;
+  }
+
   get connectMs(): number {
     return this.written > 0 ? this.written - this.dispatched : 0;
   }
@@ -46,16 +62,19 @@ export class StageTimings {
 
   /** The `Server-Timing` header value, known once the upstream's headers arrived. */
   header(): string {
-    return [
-      `upstream-connect;dur=${round(this.connectMs)}`,
-      `upstream-headers;dur=${round(this.headersMs)}`,
-      `rules;dur=${round(this.rulesMs)}`,
-    ].join(', ');
+    return serverTiming([
+      { name: 'upstream-connect', dur: this.connectMs },
+      { name: 'upstream-headers', dur: this.headersMs },
+      { name: 'rules', dur: this.rulesMs },
+    ]);
   }
 
   /** The `Server-Timing` trailer value, at the end of the body. */
   trailer(): string {
-    return `substitution;dur=${round(this.substitutionMs)}, total;dur=${round(performance.now() - this.start)}`;
+    return serverTiming([
+      { name: 'substitution', dur: this.substitutionMs },
+      { name: 'total', dur: performance.now() - this.start },
+    ]);
   }
 
   /** Every figure, for the access log. */
