@@ -27,8 +27,12 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const app = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-/** Traces to the dev Jaeger and a Prometheus endpoint (`@rampart/telemetry`, see its README). */
-const TELEMETRY = ['--import', '@rampart/telemetry/sdk/register'];
+/**
+ * Traces to the dev Jaeger and a Prometheus endpoint (`@rampart/telemetry`, see its README),
+ * with prexy's young generation given up front (see `src/server/streaming-heap.ts`), so prexy
+ * need not replace itself, which would start the telemetry twice.
+ */
+const TELEMETRY = ['--max-semi-space-size=2', '--import', '@rampart/telemetry/sdk/register'];
 const configName = 'prexy.dev.json';
 const configFile = join(app, configName);
 const upstreamWaitSeconds = Number(process.env.PREXY_DEV_UPSTREAM_WAIT_SECONDS ?? 300);

@@ -30,6 +30,8 @@ export interface DemoAppOptions {
   readonly dataDir?: string;
   /** Default a free one. */
   readonly port?: number;
+  /** Pin the app to this core (a benchmark giving its load generator the other). */
+  readonly cpu?: number;
 }
 
 export interface DemoApp
@@ -65,6 +67,7 @@ export async function startDemoApp(options: DemoAppOptions = {}): Promise<DemoAp
     port,
     readyPath: '/healthz',
     secrets: [sessionSecret, env.RAMPART_SITE_KEY ?? ''],
+    ...(options.cpu === undefined ? {} : { cpu: options.cpu }),
   });
   const release = () => {
     if (ownDir) rmSync(dataDir, { recursive: true, force: true });

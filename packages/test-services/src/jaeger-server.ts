@@ -29,6 +29,8 @@ export interface JaegerOptions {
   readonly queryPort?: number;
   /** Default `127.0.0.1`. */
   readonly host?: string;
+  /** Pin Jaeger to this core (taskset), away from what a benchmark measures. */
+  readonly cpu?: number;
 }
 
 export interface JaegerSpanReference {
@@ -199,7 +201,11 @@ export async function startJaeger(options: JaegerOptions = {}): Promise<JaegerHa
   const dir = await mkdtemp(join(tmpdir(), 'rampart-jaeger-'));
   const config = join(dir, 'jaeger.yaml');
   await writeFile(config, jaegerConfig(ports));
-  const child = spawn(binary, ['--config', config], {
+  const [command, ...args] =
+    options.cpu === undefined
+      ? [binary, '--config', config]
+      : ['taskset', '-c', String(options.cpu), binary, '--config', config];
+  const child = spawn(command as string, args, {
     cwd: dir,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

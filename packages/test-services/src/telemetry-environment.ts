@@ -20,9 +20,11 @@ export function telemetryEnvironment(settings: {
   /** `OTEL_EXPORTER_PROMETHEUS_PORT`. */
   readonly metricsPort: number;
   readonly serviceName?: string;
+  /** More Node options for the program (prexy's `--max-semi-space-size=2`, as its `npm start`). */
+  readonly nodeOptions?: string;
 }): Record<string, string> {
   return {
-    NODE_OPTIONS: `--import ${telemetryRegister()}`,
+    NODE_OPTIONS: `${settings.nodeOptions ?? ''} --import ${telemetryRegister()}`.trim(),
     OTEL_EXPORTER_OTLP_ENDPOINT: settings.otlpEndpoint,
     OTEL_BSP_SCHEDULE_DELAY: '200',
     OTEL_EXPORTER_PROMETHEUS_PORT: String(settings.metricsPort),

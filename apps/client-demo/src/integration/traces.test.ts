@@ -104,7 +104,12 @@ beforeAll(async () => {
   for (const name of Object.keys(metricsPorts) as (keyof typeof metricsPorts)[])
     metricsPorts[name] = await findFreePort();
   const traced = (name: keyof typeof metricsPorts) =>
-    telemetryEnvironment({ otlpEndpoint: jaeger.otlpEndpoint, metricsPort: metricsPorts[name] });
+    telemetryEnvironment({
+      otlpEndpoint: jaeger.otlpEndpoint,
+      metricsPort: metricsPorts[name],
+      // prexy's young generation, as its `npm start` gives it (else it re-executes itself).
+      ...(name === 'prexy' ? { nodeOptions: '--max-semi-space-size=2' } : {}),
+    });
 
   hub = await startHub({ env: { HUB_JAEGER_QUERY_URL: jaeger.queryUrl, ...traced('hub') } });
   const { key } = await provisionDemoSite({

@@ -114,18 +114,12 @@ export function recordFailure(span: Span, error: unknown): void {
   span.setStatus({ code: SpanStatusCode.ERROR, message: exception.message });
 }
 
-/** The span context a W3C `traceparent` names, as a link; undefined for anything else. */
+/**
+ * The span context a W3C `traceparent` names, as a link; undefined for anything else (or
+ * without an SDK). Read with the propagator the SDK registered, like the job's own carrier.
+ */
 export function linkFromTraceparent(traceparent: string | null | undefined): Link | undefined {
   if (typeof traceparent !== 'string') return undefined;
-  const parts = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/.exec(traceparent);
-  if (parts === null || /^0+$/.test(parts[1] as string) || /^0+$/.test(parts[2] as string))
-    return undefined;
-  return {
-    context: {
-      traceId: parts[1] as string,
-      spanId: parts[2] as string,
-      traceFlags: Number.parseInt(parts[3] as string, 16),
-      isRemote: true,
-    },
-  };
+  const linked = trace.getSpanContext(propagation.extract(ROOT_CONTEXT, { traceparent }));
+  return linked === undefined ? undefined : { context: linked };
 }

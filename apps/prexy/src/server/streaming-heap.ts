@@ -15,7 +15,8 @@
  * running process: prexy's entry point replaces itself (`process.execve`, same process id,
  * same file descriptors and signals) with the same command plus the flag, before it reads its
  * configuration. Cluster workers inherit the primary's flags. A flag the user gave (on the
- * command line or in `NODE_OPTIONS`) is left as it is.
+ * command line or in `NODE_OPTIONS`) is left as it is; `npm start` and `npm run dev` give it, so
+ * what `--import` loaded before `main.ts` (the telemetry) is not loaded twice.
  */
 
 export const YOUNG_SEMI_SPACE_MB = 2;

@@ -16,9 +16,41 @@ describe('readTelemetrySettings', () => {
       serviceVersion: '1.2.3',
       instanceId: 'instance-1',
       traces: true,
+      protocol: 'http/protobuf',
+      instrumentations: ['http', 'undici', 'ioredis', 'pg', 'express'],
       prometheus: { host: '127.0.0.1', port: 9464 },
       batch: {},
     });
+  });
+
+  it('installs the instrumentations the standard lists leave on, refusing unknown names', () => {
+    expect(read({ OTEL_NODE_DISABLED_INSTRUMENTATIONS: 'express, pg' }).instrumentations).toEqual([
+      'http',
+      'undici',
+      'ioredis',
+    ]);
+    expect(
+      read({
+        OTEL_NODE_ENABLED_INSTRUMENTATIONS: 'http,undici',
+        OTEL_NODE_DISABLED_INSTRUMENTATIONS: 'undici',
+      }).instrumentations,
+    ).toEqual(['http']);
+    expect(() => read({ OTEL_NODE_DISABLED_INSTRUMENTATIONS: 'fs' })).toThrow(
+      /^OTEL_NODE_DISABLED_INSTRUMENTATIONS: "fs" is not an instrumentation here/,
+    );
+  });
+
+  it('exports protobuf over HTTP unless told JSON; grpc is refused', () => {
+    expect(read({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }).protocol).toBe('http/json');
+    expect(
+      read({
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf',
+      }).protocol,
+    ).toBe('http/protobuf');
+    expect(() => read({ OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'grpc' })).toThrow(
+      /^OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: "grpc" is not supported/,
+    );
   });
 
   it("reads the batch span processor's bounds, refusing nonsense", () => {

@@ -8,12 +8,18 @@
  *
  * - `OTEL_SDK_DISABLED=true`: nothing is started; the API stays a no-op (spans cost nothing).
  * - `OTEL_TRACES_EXPORTER`: `otlp` (default) or `none`.
+ * - `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`, else `OTEL_EXPORTER_OTLP_PROTOCOL`: `http/protobuf`
+ *   (default, as the specification recommends: smaller and cheaper to encode than JSON) or
+ *   `http/json`; `grpc` is not offered.
  * - `OTEL_METRICS_EXPORTER`: `prometheus` (default) or `none`. Rampart serves metrics for
  *   Prometheus to scrape; OTLP metrics are not offered.
  * - `OTEL_EXPORTER_PROMETHEUS_HOST` / `_PORT`: where that endpoint listens. The host defaults to
  *   `127.0.0.1` (the exporter's own default would be every interface) and the port to the
  *   app's own default, so the hub, the demo and prexy can run side by side.
  * - `OTEL_SERVICE_NAME`: defaults to the app's package name (`@rampart/hub` -> `rampart-hub`).
+ * - `OTEL_NODE_ENABLED_INSTRUMENTATIONS` / `OTEL_NODE_DISABLED_INSTRUMENTATIONS` (as the
+ *   OpenTelemetry Node auto-instrumentation reads them): comma-separated names among `http`,
+ *   `undici`, `ioredis`, `pg`, `express`; by default all are on.
  * - `OTEL_BSP_MAX_QUEUE_SIZE`, `OTEL_BSP_MAX_EXPORT_BATCH_SIZE`, `OTEL_BSP_SCHEDULE_DELAY`,
  *   `OTEL_BSP_EXPORT_TIMEOUT`: the batch span processor's bounds, read here because Rampart
  *   builds the processor itself (to count what it drops on the metrics endpoint).
@@ -31,11 +37,18 @@ export interface TelemetrySettings {
   readonly instanceId: string;
   /** Export spans over OTLP/HTTP (`OTEL_TRACES_EXPORTER` is not `none`). */
   readonly traces: boolean;
+  /** The instrumentations to install. */
+  readonly instrumentations: readonly InstrumentationName[];
+  /** How spans are encoded on the wire. */
+  readonly protocol: 'http/protobuf' | 'http/json';
   /** The Prometheus endpoint, or undefined when `OTEL_METRICS_EXPORTER` is `none`. */
   readonly prometheus: { readonly host: string; readonly port: number } | undefined;
   /** The batch span processor's bounds given by `OTEL_BSP_*` (absent ones: the SDK's defaults). */
   readonly batch: BatchBounds;
 }
+
+export const INSTRUMENTATIONS = ['http', 'undici', 'ioredis', 'pg', 'express'] as const;
+export type InstrumentationName = (typeof INSTRUMENTATIONS)[number];
 
 export interface BatchBounds {
   readonly maxQueueSize?: number;
@@ -84,6 +97,8 @@ export function readTelemetrySettings(
     serviceVersion: app.version,
     instanceId,
     traces,
+    protocol: otlpProtocol(env),
+    instrumentations: instrumentations(env),
     prometheus:
       metrics === 'none'
         ? undefined
@@ -94,6 +109,39 @@ export function readTelemetrySettings(
           },
     batch: batchBounds(env),
   };
+}
+
+function instrumentations(env: Env): InstrumentationName[] {
+  const list = (name: string): InstrumentationName[] | undefined => {
+    const value = nonEmpty(env[name]);
+    if (value === undefined) return undefined;
+    const names = value
+      .split(',')
+      .map((n) => n.trim())
+      .filter((n) => n !== '');
+    const unknown = names.filter((n) => !(INSTRUMENTATIONS as readonly string[]).includes(n));
+    if (unknown.length > 0)
+      throw new TelemetrySettingsError(
+        name,
+        `${unknown.map((u) => JSON.stringify(u)).join(', ')} is not an instrumentation here (${INSTRUMENTATIONS.join(', ')})`,
+      );
+    return names as InstrumentationName[];
+  };
+  const enabled = list('OTEL_NODE_ENABLED_INSTRUMENTATIONS') ?? [...INSTRUMENTATIONS];
+  const disabled = list('OTEL_NODE_DISABLED_INSTRUMENTATIONS') ?? [];
+  return INSTRUMENTATIONS.filter((n) => enabled.includes(n) && !disabled.includes(n));
+}
+
+function otlpProtocol(env: Env): TelemetrySettings['protocol'] {
+  const name = nonEmpty(env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL)
+    ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'
+    : 'OTEL_EXPORTER_OTLP_PROTOCOL';
+  const value = nonEmpty(env[name]) ?? 'http/protobuf';
+  if (value === 'http/protobuf' || value === 'http/json') return value;
+  throw new TelemetrySettingsError(
+    name,
+    `${JSON.stringify(value)} is not supported (use http/protobuf or http/json)`,
+  );
 }
 
 function batchBounds(env: Env): BatchBounds {

@@ -33,4 +33,13 @@ describe('ThrottledDiagLogger', () => {
     ]);
     expect(lines.every((l) => l.component === 'opentelemetry')).toBe(true);
   });
+
+  it('takes an error where its type says a string (some SDK components pass one)', async () => {
+    const { lines, logger } = capture();
+    const diag = new ThrottledDiagLogger(logger);
+    (diag.error as (message: unknown) => void)(new Error('listen EADDRINUSE 127.0.0.1:9464'));
+    (diag.warn as (message: unknown) => void)(undefined);
+    await new Promise((r) => setImmediate(r));
+    expect(lines.map((l) => l.message)).toEqual(['listen EADDRINUSE 127.0.0.1:9464', '']);
+  });
 });

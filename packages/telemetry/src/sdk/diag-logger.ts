@@ -40,11 +40,13 @@ export class ThrottledDiagLogger implements DiagLogger {
 
   private write(
     level: 'error' | 'warn' | 'info' | 'debug' | 'trace',
-    message: string,
+    message: unknown,
     args: unknown[],
   ): void {
+    // Typed as a string, but some SDK components pass the error itself.
+    const text = typeof message === 'string' ? message : describe(message);
     // Messages that differ only in their numbers ("Dropped 12 spans") are one kind.
-    const kind = `${level}:${message.replace(/\d+/g, '#')}`;
+    const kind = `${level}:${text.replace(/\d+/g, '#')}`;
     const now = this.now();
     const seen = this.last.get(kind);
     if (seen !== undefined && now - seen.at < this.intervalMs) {
@@ -60,7 +62,7 @@ export class ThrottledDiagLogger implements DiagLogger {
         ...(detail.length > 0 ? { detail: detail.join('; ') } : {}),
         ...(heldBack > 0 ? { heldBack } : {}),
       },
-      message,
+      text,
     );
   }
 }

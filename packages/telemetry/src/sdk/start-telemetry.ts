@@ -13,6 +13,8 @@
  *   SDK's warnings reach the log at most once a minute per kind.
  * - Resource attributes: `service.name`, `service.version`, `service.instance.id` (one per
  *   process), plus whatever `OTEL_RESOURCE_ATTRIBUTES` and the host and process detectors add.
+ * - Spans travel as OTLP/HTTP protobuf (`OTEL_EXPORTER_OTLP_PROTOCOL=http/json` for JSON).
+ * - The Express instrumentation makes spans for routers and handlers, not for each middleware.
  * - The NestJS instrumentation is not installed: its newest release supports NestJS < 12, and
  *   the hub runs 12. The hub names its handler spans itself (a Nest interceptor); HTTP and
  *   Express spans come from their instrumentations as for the other apps.
@@ -20,8 +22,10 @@
 import type { IncomingMessage } from 'node:http';
 import { DiagLogLevel, diag, metrics } from '@opentelemetry/api';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { ExpressInstrumentation } from '@opentelemetry/instrumentation-express';
+import { OTLPTraceExporter as OTLPJsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as OTLPProtoTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import type { Instrumentation } from '@opentelemetry/instrumentation';
+import { ExpressInstrumentation, ExpressLayerType } from '@opentelemetry/instrumentation-express';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
@@ -31,7 +35,7 @@ import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { BatchSpanProcessor } from '@opentelemetry/sdk-trace';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
-import type { TelemetrySettings } from '../config/telemetry-settings.js';
+import type { InstrumentationName, TelemetrySettings } from '../config/telemetry-settings.js';
 import type { Logger } from '../logging/logger.js';
 import { ThrottledDiagLogger } from './diag-logger.js';
 
@@ -40,6 +44,21 @@ const ATTR_SERVICE_INSTANCE_ID = 'service.instance.id';
 
 /** Paths whose requests make no spans: probes and scrapes would drown the traces. */
 const UNTRACED_PATHS = [/^\/health(z|\/|$)/, /^\/metrics(\/|$|\?)/];
+
+/** How each instrumentation is made (only those the settings leave on are). */
+const INSTRUMENTATION: Record<InstrumentationName, () => Instrumentation> = {
+  http: () =>
+    new HttpInstrumentation({
+      ignoreIncomingRequestHook: (req: IncomingMessage) =>
+        UNTRACED_PATHS.some((path) => path.test(req.url ?? '')),
+    }),
+  undici: () => new UndiciInstrumentation(),
+  ioredis: () => new IORedisInstrumentation(),
+  pg: () => new PgInstrumentation(),
+  // Routers and handlers, not every middleware: a span per middleware was a large part of the
+  // tracing cost of a cheap request (bench:tracing), and says little.
+  express: () => new ExpressInstrumentation({ ignoreLayersType: [ExpressLayerType.MIDDLEWARE] }),
+};
 
 export interface RunningTelemetry {
   readonly settings: TelemetrySettings;
@@ -73,7 +92,10 @@ export function startTelemetry(settings: TelemetrySettings, logger: Logger): Run
   const spanProcessors = settings.traces
     ? [
         new BatchSpanProcessor({
-          exporter: new OTLPTraceExporter(),
+          exporter:
+            settings.protocol === 'http/json'
+              ? new OTLPJsonTraceExporter()
+              : new OTLPProtoTraceExporter(),
           ...settings.batch,
           selfObsMeterProvider: meterProvider,
         }),
@@ -86,16 +108,7 @@ export function startTelemetry(settings: TelemetrySettings, logger: Logger): Run
     // unset, the SDK would add OTLP exporters for both from the environment's defaults.
     metricReaders: [],
     logRecordProcessors: [],
-    instrumentations: [
-      new HttpInstrumentation({
-        ignoreIncomingRequestHook: (req: IncomingMessage) =>
-          UNTRACED_PATHS.some((path) => path.test(req.url ?? '')),
-      }),
-      new UndiciInstrumentation(),
-      new IORedisInstrumentation(),
-      new PgInstrumentation(),
-      new ExpressInstrumentation(),
-    ],
+    instrumentations: settings.instrumentations.map((name) => INSTRUMENTATION[name]()),
   });
   sdk.start();
 

@@ -14,9 +14,10 @@
  * Every refusal carries `X-Request-Id`. A failure inside this code is caught here, counted,
  * logged (throttled) and turned into the fail-mode verdict: it never reaches the app.
  *
- * When the request's span is recording (an OpenTelemetry SDK in the app sampled it), the
- * evaluation is recorded as its child span and the report event names the request's trace
- * (`telemetry/waf-spans.ts`); otherwise tracing costs one context lookup.
+ * When the request's span is recording (an OpenTelemetry SDK in the app sampled it), a refusal,
+ * a monitored match or a failure is recorded as its child span, a plain pass as attributes of
+ * it, and the report event names the request's trace (`telemetry/waf-spans.ts`); otherwise
+ * tracing costs one context lookup.
  */
 import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
@@ -44,7 +45,12 @@ import {
 } from '../responses/responses.js';
 import type { Stats } from '../stats/stats.js';
 import type { ActiveSnapshot } from '../sync/active-snapshot.js';
-import { recordEvaluation, recordingSpan, traceparentOf } from '../telemetry/waf-spans.js';
+import {
+  annotatePass,
+  recordEvaluation,
+  recordingSpan,
+  traceparentOf,
+} from '../telemetry/waf-spans.js';
 import { RampartInfo, type RampartRequestInfo } from './request-info.js';
 
 export interface Verdict {
@@ -189,14 +195,18 @@ export class RequestHandler {
     const important = refusing || decision.mode === 'monitor' || decision.monitored !== null;
     this.record(req, info, action, reportMode, decision, outcome, important, span);
     if (span !== undefined) {
-      recordEvaluation(span, {
-        startedMs,
-        endedMs: evaluatedMs,
-        clientIp: info.clientIp,
-        method: req.method,
-        decision,
-        outcome,
-      });
+      // A span for what an operator looks for (refusals, monitored matches); a plain pass
+      // only annotates the request's span: a child span costs 2-4 us, the annotation 0.2.
+      if (important)
+        recordEvaluation(span, {
+          startedMs,
+          endedMs: evaluatedMs,
+          clientIp: info.clientIp,
+          method: req.method,
+          decision,
+          outcome,
+        });
+      else annotatePass(span, decision);
     }
     return { info, refusal, passHeaders };
   }
