@@ -32,7 +32,9 @@
  * BENCH_DATASET_LINES (only the first N lines of each dataset file: fewer addresses labelled),
  * BENCH_PROFILE_DIR (each hub writes a V8 CPU profile there when it stops: `--cpu-prof`),
  * BENCH_DETECTION=on (keep the site's default detectors: see `switchDetectionOff`),
- * BENCH_INGEST_CONCURRENCY (the hubs' `HUB_INGEST_CONCURRENCY`; default the hub's own).
+ * BENCH_INGEST_CONCURRENCY (the hubs' `HUB_INGEST_CONCURRENCY`; default the hub's own),
+ * BENCH_TRACING=on (the hubs run with `@rampart/telemetry`, every request and job traced into a
+ * Jaeger the benchmark starts: what tracing costs ingestion, against the same run's naive peer).
  */
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -42,8 +44,10 @@ import { join } from 'node:path';
 import { resolveDatasetFiles } from '@rampart/rules-core/bench/dataset-files';
 import { delay, findFreePort } from '@rampart/test-services/free-port';
 import { type Hub, startHub } from '@rampart/test-services/hub';
+import { type JaegerHandle, startJaeger } from '@rampart/test-services/jaeger-server';
 import { type PostgresServerHandle, startPostgres } from '@rampart/test-services/postgres-server';
 import { baseEnvironment, startServiceProcess } from '@rampart/test-services/service-process';
+import { telemetryEnvironment } from '@rampart/test-services/telemetry-environment';
 import { Queue } from 'bullmq';
 import { datasetBody, uploadDataset } from './hub-datasets.ts';
 import { type Kind, makeBatches, type Sent } from './ingest-traffic.ts';
@@ -55,6 +59,7 @@ const EVENTS = positiveInt('BENCH_EVENTS', 1_000_000);
 const LINES = process.env.BENCH_DATASET_LINES ? positiveInt('BENCH_DATASET_LINES', 1) : undefined;
 const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
 const DETECTION = process.env.BENCH_DETECTION === 'on';
+const TRACING = process.env.BENCH_TRACING === 'on';
 const CONCURRENCY = process.env.BENCH_INGEST_CONCURRENCY
   ? String(positiveInt('BENCH_INGEST_CONCURRENCY', 2))
   : undefined;
@@ -66,6 +71,8 @@ const SITE = 'bench';
 const DRAIN_LIMIT_MS = 180_000;
 /** The hub's ingestion queue (`REPORT_INGEST_QUEUE`, BullMQ prefix `rampart`): only observed. */
 const QUEUE = { name: 'report-ingest', prefix: 'rampart' };
+/** With BENCH_TRACING=on, the Jaeger the hubs export to (started by `main`). */
+let jaeger: JaegerHandle | undefined;
 
 function positiveInt(name: string, fallback: number): number {
   const text = process.env[name];
@@ -408,12 +415,21 @@ async function benchHub(
   batches: readonly Sent[],
   databaseUrl: string | undefined,
 ): Promise<Result> {
+  const traced =
+    jaeger === undefined
+      ? {}
+      : telemetryEnvironment({
+          otlpEndpoint: jaeger.otlpEndpoint,
+          metricsPort: await findFreePort(),
+          ...(PROFILE_DIR ? { nodeOptions: `--cpu-prof --cpu-prof-dir=${PROFILE_DIR}` } : {}),
+        });
   const hub = await startHub({
     databaseUrl,
     env: {
       HUB_LOG_LEVEL: 'warn',
       ...(CONCURRENCY ? { HUB_INGEST_CONCURRENCY: CONCURRENCY } : {}),
       ...(PROFILE_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${PROFILE_DIR}` } : {}),
+      ...traced,
     },
   });
   const queue = new Queue(QUEUE.name, { connection: { url: hub.redis.url }, prefix: QUEUE.prefix });
@@ -527,6 +543,10 @@ async function main(): Promise<void> {
   progress(`batches ready (${(gz / 1024).toFixed(1)} KiB gzipped each on average)`);
   let postgres: PostgresServerHandle | undefined;
   const results: Result[] = [];
+  if (TRACING) {
+    jaeger = await startJaeger();
+    progress(`tracing on: the hubs export to Jaeger at ${jaeger.otlpEndpoint}`);
+  }
   try {
     for (const target of TARGETS) {
       let url: string | undefined;
@@ -542,6 +562,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await postgres?.stop();
+    await jaeger?.stop();
   }
   report(results, gz);
 }
@@ -619,7 +640,7 @@ function report(results: readonly Result[], gzBytes: number): void {
     figures[`queue_depth_max_${db}`] = r?.queueMax ?? null;
     figures[`hub_cores_${db}`] = round(r?.serverCores, 2);
   }
-  process.stdout.write(`${JSON.stringify(figures)}\n`);
+  process.stdout.write(`${JSON.stringify({ ...figures, tracing: TRACING })}\n`);
 }
 
 await main();
