@@ -19,6 +19,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { delay, findFreePort } from './free-port.js';
+import { waitForOk } from './http-get.js';
 
 export interface JaegerOptions {
   readonly binary?: string;
@@ -236,7 +237,7 @@ export async function startJaeger(options: JaegerOptions = {}): Promise<JaegerHa
   });
 
   const outcome = await Promise.race([
-    waitForQuery(queryUrl, options.readyTimeoutMs ?? 30_000),
+    waitForOk(`${queryUrl}/api/services`, options.readyTimeoutMs ?? 30_000),
     exited.then((why) => `${why} during start-up`),
   ]);
   if (outcome !== 'ready') {
@@ -278,23 +279,6 @@ export async function startJaeger(options: JaegerOptions = {}): Promise<JaegerHa
     },
     stop,
   };
-}
-
-async function waitForQuery(url: string, timeoutMs: number): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  let last = 'no answer';
-  while (Date.now() < deadline) {
-    try {
-      const response = await fetch(`${url}/api/services`, { signal: AbortSignal.timeout(2000) });
-      await response.body?.cancel();
-      if (response.status === 200) return 'ready';
-      last = `status ${response.status}`;
-    } catch (error) {
-      last = (error as Error).message;
-    }
-    await delay(100);
-  }
-  return `query API not ready within ${timeoutMs} ms (last: ${last})`;
 }
 
 async function terminate(child: ChildProcess, exited: Promise<string>): Promise<void> {

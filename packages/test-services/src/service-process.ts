@@ -20,6 +20,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { delay } from './free-port.js';
+import { waitForOk } from './http-get.js';
 import { type NodeProcess, spawnNode } from './node-process.js';
 
 const READY_TIMEOUT_MS = 45_000;
@@ -161,7 +162,7 @@ export function createServiceProcess(options: ServiceProcessOptions): ServicePro
     });
     const timeoutMs = options.readyTimeoutMs ?? READY_TIMEOUT_MS;
     const outcome = await Promise.race([
-      waitForReady(`${url}${options.readyPath}`, timeoutMs),
+      waitForOk(`${url}${options.readyPath}`, timeoutMs),
       current.exited.then((code) => `it exited during start-up with ${code}`),
     ]);
     if (outcome === 'ready') return;
@@ -231,21 +232,4 @@ export async function runToExit(
     throw new Error(`${main} was still running after ${timeoutMs} ms:\n${run.output()}`);
   }
   return { code, stdout, stderr };
-}
-
-async function waitForReady(url: string, timeoutMs: number): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  let last = 'no answer';
-  while (Date.now() < deadline) {
-    try {
-      const response = await fetch(url, { signal: AbortSignal.timeout(2000) });
-      await response.body?.cancel();
-      if (response.status === 200) return 'ready';
-      last = `status ${response.status}`;
-    } catch (error) {
-      last = (error as Error).message;
-    }
-    await delay(100);
-  }
-  return `not ready within ${timeoutMs} ms (last: ${last})`;
 }

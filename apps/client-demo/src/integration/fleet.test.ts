@@ -16,8 +16,8 @@ import { type Hub, startHub } from '@rampart/test-services/hub';
 import { type Balancer, startBalancer } from '@rampart/test-services/round-robin-balancer';
 import { randomToken } from '@rampart/test-services/service-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { provisionDemoSite } from '../dev/provision.js';
 import { Browser } from '../test-support/browser.js';
+import { provisionedSite } from '../test-support/provisioned-site.js';
 
 const SITE = 'shop';
 const FLEET = 3;
@@ -57,14 +57,7 @@ const status = async (base: string, path: string, ip: string) =>
 beforeAll(async () => {
   hub = await startHub();
   dir = mkdtempSync(join(tmpdir(), 'rampart-fleet-'));
-  const { key } = await provisionDemoSite({
-    hubUrl: hub.url,
-    adminToken: hub.adminToken,
-    siteId: SITE,
-    keyFile: join(dir, 'site-key'),
-    log: () => {},
-  });
-  hub.secrets.add(key);
+  const key = await provisionedSite(hub, SITE, dir);
   await hub.addRule(SITE, {
     id: 'catalogue-rate',
     type: 'rate_limit',

@@ -31,7 +31,7 @@ import {
 } from '@rampart/test-services/service-process';
 import { telemetryEnvironment } from '@rampart/test-services/telemetry-environment';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { provisionDemoSite } from '../dev/provision.js';
+import { provisionedSite } from '../test-support/provisioned-site.js';
 
 const SITE = 'shop';
 const WAIT_MS = 20_000;
@@ -112,14 +112,7 @@ beforeAll(async () => {
     });
 
   hub = await startHub({ env: { HUB_JAEGER_QUERY_URL: jaeger.queryUrl, ...traced('hub') } });
-  const { key } = await provisionDemoSite({
-    hubUrl: hub.url,
-    adminToken: hub.adminToken,
-    siteId: SITE,
-    keyFile: join(dir, 'site-key'),
-    log: () => {},
-  });
-  hub.secrets.add(key);
+  const key = await provisionedSite(hub, SITE, dir);
   demo = await startDemoApp({
     env: {
       RAMPART_MODE: 'enforce',

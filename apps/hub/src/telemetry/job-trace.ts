@@ -75,16 +75,7 @@ export function inJobSpan<T>(job: JobSpan, work: (span: Span) => Promise<T>): Pr
       },
     },
     parent,
-    async (span) => {
-      try {
-        return await work(span);
-      } catch (error) {
-        recordFailure(span, error);
-        throw error;
-      } finally {
-        span.end();
-      }
-    },
+    (span) => endedAfter(span, work),
   );
 }
 
@@ -94,16 +85,19 @@ export function inStepSpan<T>(
   attributes: Record<string, string | number | boolean>,
   work: (span: Span) => Promise<T>,
 ): Promise<T> {
-  return tracer.startActiveSpan(name, { attributes }, async (span) => {
-    try {
-      return await work(span);
-    } catch (error) {
-      recordFailure(span, error);
-      throw error;
-    } finally {
-      span.end();
-    }
-  });
+  return tracer.startActiveSpan(name, { attributes }, (span) => endedAfter(span, work));
+}
+
+/** Runs `work`, then ends `span`; a failure is recorded on it and rethrown. */
+async function endedAfter<T>(span: Span, work: (span: Span) => Promise<T>): Promise<T> {
+  try {
+    return await work(span);
+  } catch (error) {
+    recordFailure(span, error);
+    throw error;
+  } finally {
+    span.end();
+  }
 }
 
 /** Marks `span` failed with `error` (exception event, `error.type`, error status). */

@@ -18,6 +18,7 @@ import {
   HOST,
   type Origin,
   type Prexy,
+  readWhilePaused,
   siteFile,
   sleep,
   startOrigin,
@@ -641,41 +642,8 @@ describe('failures and what the counters say of them', () => {
 
   it('reads a pass-through body only as fast as a paused client takes it', async () => {
     bigWritten = 0;
-    await new Promise<void>((resolve, reject) => {
-      const req = request(
-        {
-          host: '127.0.0.1',
-          port: prexy.port,
-          path: '/big-css',
-          headers: { host: HOST },
-          agent: false,
-        },
-        (res) => {
-          res.pause();
-          void sleep(500).then(async () => {
-            const stalled = bigWritten;
-            await sleep(300);
-            try {
-              expect(bigWritten).toBe(stalled);
-              expect(bigWritten).toBeLessThan(BIG_BYTES / 2);
-            } catch (error) {
-              req.destroy();
-              reject(error);
-              return;
-            }
-            let bytes = 0;
-            res.on('data', (c: Buffer) => {
-              bytes += c.length;
-            });
-            res.on('end', () =>
-              bytes === BIG_BYTES ? resolve() : reject(new Error(`${bytes} bytes`)),
-            );
-            res.resume();
-          });
-        },
-      );
-      req.on('error', reject);
-      req.end();
-    });
+    expect(await readWhilePaused(prexy.port, '/big-css', () => bigWritten, BIG_BYTES)).toBe(
+      BIG_BYTES,
+    );
   });
 });

@@ -175,6 +175,50 @@ export function exchange(port: number, bytes: string | Buffer): Promise<string> 
   });
 }
 
+/**
+ * Reads `path` through prexy like a client that stops reading: it pauses the response for
+ * 800 ms and checks that, meanwhile, the origin's writes (`upstreamWritten()`) stalled below
+ * half of `upstreamTotal` (backpressure reached the origin), then reads to the end. Resolves
+ * with the bytes received.
+ */
+export function readWhilePaused(
+  port: number,
+  path: string,
+  upstreamWritten: () => number,
+  upstreamTotal: number,
+): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: '127.0.0.1', port, path, headers: { host: HOST }, agent: false },
+      (res) => {
+        res.pause();
+        void sleep(500).then(async () => {
+          const stalled = upstreamWritten();
+          await sleep(300);
+          const now = upstreamWritten();
+          if (now !== stalled || now >= upstreamTotal / 2) {
+            req.destroy();
+            reject(
+              new Error(
+                `the origin kept writing while the client read nothing: ${stalled} then ${now} of ${upstreamTotal} bytes`,
+              ),
+            );
+            return;
+          }
+          let received = 0;
+          res.on('data', (c: Buffer) => {
+            received += c.length;
+          });
+          res.on('end', () => resolve(received));
+          res.resume();
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 /** Polls `check` until it holds, for at most `ms`. */
 export async function eventually(
   what: string,
