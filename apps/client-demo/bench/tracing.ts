@@ -21,6 +21,7 @@
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { provisionDemoSite } from '@rampart/client-demo/dev/provision';
 import { regexRules, shopPage } from '@rampart/prexy/bench/pages';
 import { type DemoApp, startDemoApp } from '@rampart/test-services/demo-app';
 import { findFreePort } from '@rampart/test-services/free-port';
@@ -34,7 +35,6 @@ import {
 } from '@rampart/test-services/service-process';
 import { telemetryEnvironment } from '@rampart/test-services/telemetry-environment';
 import { runWrk, WRK_DONE_LUA, type WrkResult } from '@rampart/test-services/wrk';
-import { provisionDemoSite } from '../dist/dev/provision.js';
 import { processCpuMs } from './process-cpu.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
