@@ -27,7 +27,11 @@ export class ProxyConfigController {
   constructor(private readonly proxy: ProxyConfigService) {}
 
   @Get()
-  @ApiOkResponse({ schema: CONFIG_SCHEMA, description: 'Every field present, defaults filled in.' })
+  @ApiOkResponse({
+    schema: CONFIG_SCHEMA,
+    description:
+      'Every field present, defaults filled in; the empty configuration (no routes, no rule sets) when none was set or it was deleted.',
+  })
   get(@Param('siteId') siteId: string): Promise<ProxyConfig> {
     return this.proxy.get(siteId);
   }
