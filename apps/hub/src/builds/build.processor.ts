@@ -18,7 +18,7 @@ import { BuildOutcome, BuildsService } from './builds.service.js';
  * same rules would fail the same way; the next change queues a new build.
  *
  * Each build runs in a span linked to the change that asked for it, and its duration is
- * recorded by outcome (`rampart_hub_build_duration_seconds`).
+ * recorded by outcome (`rampart_hub_build_duration`, seconds).
  */
 @Processor(SNAPSHOT_BUILD_QUEUE, { concurrency: 1 })
 export class BuildProcessor extends WorkerHost {

@@ -7,7 +7,7 @@
  * | `rampart.hub.queue.jobs` | `rampart_hub_queue_jobs{queue,state}` | BullMQ jobs by queue and state (waiting, active, delayed, failed), read at scrape time |
  * | `rampart.hub.report.batches` | `rampart_hub_report_batches_total{result}` | batches ingested: `stored`, or `duplicate` (a retried batch counted once) |
  * | `rampart.hub.report.events` | `rampart_hub_report_events_total` | events of stored batches: `rate()` is the ingestion rate |
- * | `rampart.hub.build.duration` | `rampart_hub_build_duration_seconds{outcome}` | snapshot builds (histogram; recorded by `builds/build.processor.ts`) |
+ * | `rampart.hub.build.duration` | `rampart_hub_build_duration{outcome}` | snapshot builds in seconds (histogram; recorded by `builds/build.processor.ts`) |
  * | `rampart.hub.polls.held` | `rampart_hub_polls_held` | blocking polls held now |
  * | `rampart.hub.detection.findings` ... | `rampart_hub_detection_*_total` | detector findings, automatic blocks, failures |
  *

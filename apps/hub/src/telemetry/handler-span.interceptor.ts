@@ -17,7 +17,7 @@ import {
   Injectable,
   type NestInterceptor,
 } from '@nestjs/common';
-import { context, SpanStatusCode, trace } from '@opentelemetry/api';
+import { context, trace } from '@opentelemetry/api';
 import type { Request } from 'express';
 import { Observable } from 'rxjs';
 import { HUB_TRACER, recordFailure } from './job-trace.js';
@@ -46,12 +46,9 @@ export class HandlerSpanInterceptor implements NestInterceptor {
         (req as { [HANDLER_MS]?: number })[HANDLER_MS] = performance.now() - started;
         const route = (req.route as { path?: string } | undefined)?.path;
         if (route !== undefined) span.setAttribute('http.route', route);
-        if (error !== undefined) {
-          // A refusal the API meant (a 4xx) is not a failure of the hub.
-          if (error instanceof HttpException && error.getStatus() < 500)
-            span.setStatus({ code: SpanStatusCode.UNSET });
-          else recordFailure(span, error);
-        }
+        // A refusal the API meant (a 4xx) is not a failure of the hub: its span stays unset.
+        const refusal = error instanceof HttpException && error.getStatus() < 500;
+        if (error !== undefined && !refusal) recordFailure(span, error);
         span.end();
       };
       return context.with(trace.setSpan(context.active(), span), () =>

@@ -123,7 +123,7 @@ function forward(
   const { counters } = deps;
   /** The request's context (its server span): the stage spans and the log line go under it. */
   const requestContext = context.active();
-  const traced = tracedRequest();
+  const traced = tracedRequest(requestContext);
   const method = req.method ?? 'GET';
   const lookupStart = performance.now();
   const rules = ruleSetFor(route, pathOf(path));

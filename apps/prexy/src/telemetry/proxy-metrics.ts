@@ -11,7 +11,7 @@
  * | `prexy_substituted_total`, `prexy_matches_total` | substituted responses, and the matches in them |
  * | `prexy_buffer_limit_hits_total` | bodies that hit `maxBufferedBytes` |
  * | `prexy_bitmap_total{result}` | remembered assets: `skipped` (no rule ran), `narrowed` |
- * | `prexy_stage_duration_seconds{stage}` | `upstream_connect`, `upstream_headers`, `substitution` (engine time), `total` |
+ * | `prexy_stage_duration{stage}` (seconds) | `upstream_connect`, `upstream_headers`, `substitution` (engine time), `total` |
  */
 import { type BatchObservableCallback, type Histogram, metrics } from '@opentelemetry/api';
 import type { ProxyCounters } from '../proxy/proxy-counters.js';

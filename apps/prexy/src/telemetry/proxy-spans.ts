@@ -44,8 +44,7 @@ export interface StageRecord {
  * when the request arrives, since by the time the response is done the instrumentation may have
  * ended the server span already. Undefined when nothing is traced.
  */
-export function tracedRequest(): Context | undefined {
-  const active = context.active();
+export function tracedRequest(active: Context = context.active()): Context | undefined {
   return trace.getSpan(active)?.isRecording() === true ? active : undefined;
 }
 

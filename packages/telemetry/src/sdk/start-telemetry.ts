@@ -62,8 +62,6 @@ const INSTRUMENTATION: Record<InstrumentationName, () => Instrumentation> = {
 
 export interface RunningTelemetry {
   readonly settings: TelemetrySettings;
-  /** Where the Prometheus endpoint listens (`http://host:port/metrics`), if it does. */
-  readonly metricsUrl: string | undefined;
   /** Exports what is queued and stops; bounded by `timeoutMs`. */
   shutdown(timeoutMs?: number): Promise<void>;
 }
@@ -79,9 +77,9 @@ export function startTelemetry(settings: TelemetrySettings, logger: Logger): Run
   let prometheus: PrometheusExporter | undefined;
   if (settings.prometheus !== undefined) {
     const { host, port } = settings.prometheus;
-    prometheus = new PrometheusExporter({ host, port }, (error) => {
-      if (error) logger.warn({ err: error }, `metrics endpoint not started on ${host}:${port}`);
-    });
+    // A port that cannot be bound reaches the log through the diag logger (the exporter reports
+    // it there); the app goes on without the endpoint.
+    prometheus = new PrometheusExporter({ host, port });
   }
   const meterProvider = new MeterProvider({
     resource,
@@ -112,14 +110,9 @@ export function startTelemetry(settings: TelemetrySettings, logger: Logger): Run
   });
   sdk.start();
 
-  const metricsUrl =
-    settings.prometheus === undefined
-      ? undefined
-      : `http://${settings.prometheus.host}:${settings.prometheus.port}/metrics`;
   let stopped: Promise<void> | undefined;
   return {
     settings,
-    metricsUrl,
     shutdown(timeoutMs = 5_000) {
       stopped ??= Promise.race([
         Promise.all([sdk.shutdown(), meterProvider.shutdown()]).then(() => undefined),

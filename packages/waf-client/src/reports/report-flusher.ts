@@ -235,14 +235,13 @@ export class ReportFlusher {
         // Given up: the events and signals are lost, the counts go back for the next batch.
         this.stats.reports.batchesFailed++;
         this.stats.reports.dropped += events.length + signals.length;
-        if (outcome !== 'stop') {
-          this.queue.mergeCounts(counts);
-          this.queue.droppedSinceBatch += dropped + events.length;
-        }
         if (outcome === 'stop') {
           const left = this.queue.size;
           this.queue.take(left);
           this.stats.reports.dropped += left;
+        } else {
+          this.queue.mergeCounts(counts);
+          this.queue.droppedSinceBatch += dropped + events.length;
         }
       }
     });

@@ -9,7 +9,7 @@
  * | `rampart.waf.refusals` | `rampart_waf_refusals_total{reason}` | requests the client answered itself |
  * | `rampart.waf.errors` | `rampart_waf_errors_total` | failures inside the WAF (fail mode applied) |
  * | `rampart.snapshot.version` | `rampart_snapshot_version` | version in use (absent before the first) |
- * | `rampart.snapshot.age` | `rampart_snapshot_age_seconds` | since the snapshot in use was swapped in |
+ * | `rampart.snapshot.age` | `rampart_snapshot_age` | seconds since the snapshot in use was swapped in |
  * | `rampart.sync.polls` | `rampart_sync_polls_total{result}` | polls by `success` / `failure` |
  * | `rampart.reports.queue.depth` | `rampart_reports_queue_depth` | events waiting to be sent |
  * | `rampart.reports.events` | `rampart_reports_events_total{fate}` | events `queued`, `sent`, `dropped` |

@@ -34,7 +34,7 @@ import {
 import type { Decision } from '@rampart/rules-core/evaluator/decision';
 import { WAF_CLIENT_VERSION } from '../version.js';
 
-export const TRACER_NAME = '@rampart/waf-client';
+const TRACER_NAME = '@rampart/waf-client';
 /** Span links per flush span at most (the SDK's default link limit). */
 export const MAX_LINKS = 128;
 
