@@ -200,11 +200,11 @@ describe('a fleet of three behind a round-robin balancer', () => {
         `(${attempts} login attempts from ${attackers.length} addresses; first 429 after ${firstLimited === undefined ? '-' : seconds(firstLimited - started)} s; detectors: ${detectors.join(', ')})`,
     );
     expect(detectors.length).toBeGreaterThan(0);
-    // Aim: 5 s. Here the attack itself is slow: the demo's scrypt makes a login cost ~250 ms of
-    // CPU, so the fleet on this 2-core VM serves ~8 logins a second, and an address needs 5
-    // failures (the default) before anything can fire. Bounded looser, and the part the WAF
-    // owns (detection to refusal) bounded on its own.
-    expect(blocked.at - started).toBeLessThan(20_000);
+    // Aim: 5 s (about 3.7 s here). The attack is slow on this 2-core VM (the demo's scrypt makes
+    // a login cost ~250 ms of CPU, so the fleet serves ~8 logins a second), so no address nears
+    // the per-IP threshold in time: the site-wide surge detector fires first. Bounded looser for
+    // the machine's slow hours, and the part the WAF owns (detection to refusal) on its own.
+    expect(blocked.at - started).toBeLessThan(10_000);
     expect(blocked.at - decided).toBeLessThan(5000);
     expect(allBlocking - blocked.at).toBeLessThan(5000);
   });

@@ -11,6 +11,10 @@
  * - `failedLoginsPerIp`: `threshold` failed logins from one address within `windowSeconds`.
  * - `failedLoginsPerAccount`: `threshold` failed logins for one account from at least
  *   `minAddresses` addresses within the window (distributed stuffing): blocks those addresses.
+ * - `failedLoginSurge`: the site's failed logins within `windowSeconds` reach `minFailures`, from
+ *   at least `minAddresses` addresses, and `factor` times what such a window usually holds
+ *   (the average over `baselineSeconds`): while that lasts, every address with `perAddress`
+ *   failures in the window is blocked (stuffing spread thin over many addresses).
  * - `failedLoginShareAsn` / `failedLoginShareCountry`: of at least `minAttempts` logins from one
  *   AS (country) within the window, a `share` or more failed: blocks the AS (country).
  * - `requestRateIp` / `requestRateAsn`: more than `threshold` requests within the window.
@@ -23,6 +27,7 @@
 export const DETECTOR_NAMES = [
   'failedLoginsPerIp',
   'failedLoginsPerAccount',
+  'failedLoginSurge',
   'failedLoginShareAsn',
   'failedLoginShareCountry',
   'requestRateIp',
@@ -52,6 +57,16 @@ export interface AccountSettings extends WindowedSettings {
   readonly minAddresses: number;
 }
 
+export interface SurgeSettings extends Common {
+  readonly minFailures: number;
+  readonly minAddresses: number;
+  readonly factor: number;
+  readonly baselineSeconds: number;
+  readonly perAddress: number;
+  readonly windowSeconds: number;
+  readonly blockSeconds: number;
+}
+
 export interface ShareSettings extends Common {
   readonly minAttempts: number;
   readonly share: number;
@@ -70,6 +85,7 @@ export interface FleetRateLimitSettings extends Common {
 export interface DetectionSettings {
   readonly failedLoginsPerIp: WindowedSettings;
   readonly failedLoginsPerAccount: AccountSettings;
+  readonly failedLoginSurge: SurgeSettings;
   readonly failedLoginShareAsn: ShareSettings;
   readonly failedLoginShareCountry: ShareSettings;
   readonly requestRateIp: WindowedSettings;
@@ -196,6 +212,42 @@ export const DETECTORS: Readonly<Record<DetectorName, DetectorSpec>> = {
       blockSeconds,
     },
   },
+  failedLoginSurge: {
+    description:
+      'A surge of failed logins across the site, far above its usual rate; blocks the addresses that failed repeatedly during it.',
+    actions: ADDRESS_ACTIONS,
+    fields: {
+      ...common(ADDRESS_ACTIONS),
+      minFailures: threshold('Failed logins across the site'),
+      minAddresses: {
+        kind: 'integer',
+        min: 1,
+        max: 1000,
+        description: 'Distinct addresses those failures must come from.',
+      },
+      factor: {
+        kind: 'number',
+        min: 1,
+        max: 1000,
+        description:
+          'How many times the usual number of failed logins in such a window (from the baseline) the window must hold.',
+      },
+      baselineSeconds: {
+        kind: 'integer',
+        min: 60,
+        max: 30 * DAY,
+        description: 'The period the usual rate of failed logins is averaged over, in seconds.',
+      },
+      perAddress: {
+        kind: 'integer',
+        min: 1,
+        max: 1_000_000,
+        description: 'Failed logins within the window that get an address blocked during a surge.',
+      },
+      windowSeconds,
+      blockSeconds,
+    },
+  },
   failedLoginShareAsn: {
     description: 'The share of failed logins from one autonomous system; blocks the AS.',
     actions: NETWORK_ACTIONS,
@@ -275,6 +327,18 @@ export const DEFAULT_DETECTION_SETTINGS: DetectionSettings = {
     minAddresses: 3,
     windowSeconds: 600,
     blockSeconds: 3600,
+  },
+  failedLoginSurge: {
+    enabled: true,
+    mode: 'enforce',
+    action: 'block',
+    minFailures: 10,
+    minAddresses: 5,
+    factor: 5,
+    baselineSeconds: DAY,
+    perAddress: 2,
+    windowSeconds: 60,
+    blockSeconds: 900,
   },
   failedLoginShareAsn: {
     enabled: true,

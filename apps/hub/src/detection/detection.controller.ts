@@ -103,6 +103,10 @@ const EVIDENCE_SCHEMA = schemaComponent('BlockEvidence', {
     share: { type: 'number', description: 'Share detectors: the share of them that failed.' },
     account: { type: 'string', description: 'The account (its HMAC) of a distributed attack.' },
     addresses: { type: 'integer', description: 'Distinct addresses the failures came from.' },
+    baseline: {
+      type: 'number',
+      description: 'Surge detector: the failed logins such a window usually holds.',
+    },
     ruleId: { type: 'string', description: 'The rate-limit rule whose budget was exceeded.' },
     key: { type: 'string', description: 'Its key.' },
     sampleRequestIds: { type: 'array', items: { type: 'string' } },

@@ -14,8 +14,9 @@ import type {
   DetectorAction,
   DetectorMode,
   DetectorName,
+  SurgeSettings,
 } from './detection-settings.js';
-import type { WindowCounters } from './window-counters.js';
+import { MAX_SAMPLES, type WindowCounters } from './window-counters.js';
 
 /** What a finding blocks. */
 export type BlockSubject =
@@ -35,8 +36,10 @@ export interface Evidence {
   readonly share?: number;
   /** The account (its HMAC, never the name) of a distributed attack. */
   readonly account?: string;
-  /** Distinct addresses the failures came from (per-account detector). */
+  /** Distinct addresses the failures came from (per-account and surge detectors). */
   readonly addresses?: number;
+  /** Surge detector: the failed logins such a window usually holds (from the baseline). */
+  readonly baseline?: number;
   /** The rate-limit rule whose fleet-wide limit was exceeded, and the key. */
   readonly ruleId?: string;
   readonly key?: string;
@@ -71,7 +74,7 @@ class Tally {
     if (requestId === undefined) return;
     const list = this.samples.get(subject);
     if (list === undefined) this.samples.set(subject, [requestId]);
-    else if (list.length < 10) list.push(requestId);
+    else if (list.length < MAX_SAMPLES) list.push(requestId);
   }
 }
 
@@ -201,6 +204,7 @@ export async function detect(o: Observations, ctx: DetectContext): Promise<Findi
   await windowed('requestRateAsn', o.requestsByAsn, asnOf);
   await windowed('badUserAgents', o.badAgentsByIp, address);
   await perAccount(o, ctx, findings);
+  await surge(o, ctx, findings);
   await share('failedLoginShareAsn', o.loginsByAsn, o.failedByAsn, asnOf, ctx, findings);
   await share(
     'failedLoginShareCountry',
@@ -243,6 +247,86 @@ async function perAccount(o: Observations, ctx: DetectContext, findings: Finding
       },
     });
   }
+}
+
+/** What a window of a site's failed logins looked like, for {@link judgeSurge}. */
+export interface SurgeWindow {
+  /** Failed logins across the site within the window. */
+  readonly failures: number;
+  /** Distinct addresses they came from. */
+  readonly addresses: number;
+  /** Failed logins within the baseline period (the window included). */
+  readonly baselineFailures: number;
+}
+
+/**
+ * Whether the window is a surge under `set`, and the failed logins such a window usually holds:
+ * the baseline period's average, scaled to the window. The baseline includes the window itself,
+ * so a surge long enough to dominate the baseline stops counting as one (its blocks stand; the
+ * per-address detectors go on).
+ */
+export function judgeSurge(
+  w: SurgeWindow,
+  set: SurgeSettings,
+): { readonly surging: boolean; readonly usual: number } {
+  const usual = (w.baselineFailures * set.windowSeconds) / set.baselineSeconds;
+  const surging =
+    w.failures >= set.minFailures &&
+    w.addresses >= set.minAddresses &&
+    w.failures >= set.factor * usual;
+  return { surging, usual: Math.round(usual * 100) / 100 };
+}
+
+/**
+ * Stuffing spread over many addresses, each failing a few times: no address reaches the per-IP
+ * threshold for a long while, but the site's failed logins jump. While they do, the addresses
+ * failing repeatedly are blocked.
+ */
+async function surge(o: Observations, ctx: DetectContext, findings: Finding[]) {
+  const set = ctx.settings.failedLoginSurge;
+  if (!set.enabled || o.failedByIp.amounts.size === 0) return;
+  const name = `${ctx.siteId}:failedLoginSurge`;
+  const windowMs = set.windowSeconds * 1000;
+  let failed = 0;
+  for (const n of o.failedByIp.amounts.values()) failed += n;
+  const site = new Map([['site', failed]]);
+  const [recent, baseline, addresses, perAddress] = await Promise.all([
+    ctx.counters.add(`${name}:site`, windowMs, site, ctx.now),
+    ctx.counters.add(`${name}:baseline`, set.baselineSeconds * 1000, site, ctx.now),
+    ctx.counters.distinct(
+      name,
+      windowMs,
+      new Map([['site', new Set(o.failedByIp.amounts.keys())]]),
+      ctx.now,
+    ),
+    ctx.counters.add(`${name}:ip`, windowMs, o.failedByIp.amounts, ctx.now),
+  ]);
+  const window: SurgeWindow = {
+    failures: recent.get('site') ?? 0,
+    addresses: addresses.get('site') ?? 0,
+    baselineFailures: baseline.get('site') ?? 0,
+  };
+  const { surging, usual } = judgeSurge(window, set);
+  if (!surging) return;
+  const repeated = [...perAddress].filter(([, n]) => n >= set.perAddress).map(([ip]) => ip);
+  if (repeated.length === 0) return;
+  findings.push({
+    detector: 'failedLoginSurge',
+    subject: { kind: 'ip', addresses: repeated },
+    mode: set.mode,
+    action: set.action,
+    blockSeconds: set.blockSeconds,
+    evidence: {
+      count: window.failures,
+      threshold: set.minFailures,
+      windowSeconds: set.windowSeconds,
+      addresses: window.addresses,
+      baseline: usual,
+      sampleRequestIds: repeated
+        .flatMap((ip) => o.failedByIp.samples.get(ip) ?? [])
+        .slice(0, MAX_SAMPLES),
+    },
+  });
 }
 
 async function share(

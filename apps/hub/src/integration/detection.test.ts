@@ -245,6 +245,94 @@ describe.each(DATABASE_KINDS)('detection on %s', (kind) => {
     expect(await blocks(lone)).toEqual([]);
   });
 
+  describe('a surge of failed logins across the site', () => {
+    /** Sites where only the surge detector runs. */
+    const surgeSite = (id: string, surge: Record<string, unknown> = {}) =>
+      site(id, {
+        failedLoginsPerIp: { enabled: false },
+        failedLoginsPerAccount: { enabled: false },
+        failedLoginSurge: surge,
+      });
+    /** `per` failed logins from each of `n` addresses under `prefix`. */
+    const spread = (prefix: string, n: number, per: number) =>
+      Array.from({ length: n * per }, (_, i) =>
+        signal(`${prefix}.${(i % n) + 1}`, 'login_failed', account(`user-${i}`)),
+      );
+    const detected = async () =>
+      (await c().admin<Record<string, number>>('GET', '/v1/metrics')).body.detectedBatches ?? 0;
+    /** Posts `body` and waits until the hub has run the detectors over it. */
+    const postInspected = async (id: string, body: unknown) => {
+      const before = await detected();
+      await post(id, body);
+      await waitFor('the batch inspected', async () =>
+        (await detected()) > before ? true : undefined,
+      );
+    };
+
+    it('blocks every address that failed repeatedly, none of them near the per-IP threshold', async () => {
+      const id = await surgeSite('surge');
+      const failures = spread('192.0.2', 6, 2); // 12 failures, 6 addresses, 2 each
+      await post(id, batch({ signals: failures }));
+      const block = await blockBy(id, 'failedLoginSurge');
+      expect([...(block.subject as { addresses: readonly string[] }).addresses].sort()).toEqual([
+        '192.0.2.1',
+        '192.0.2.2',
+        '192.0.2.3',
+        '192.0.2.4',
+        '192.0.2.5',
+        '192.0.2.6',
+      ]);
+      expect(block).toMatchObject({
+        mode: 'enforce',
+        action: 'block',
+        evidence: { count: 12, threshold: 10, windowSeconds: 60, addresses: 6 },
+      });
+      expect(block.evidence.baseline).toBeCloseTo((12 * 60) / 86_400, 2);
+      expect(block.evidence.sampleRequestIds.length).toBeGreaterThan(0);
+      expect(failures.map((f) => f.requestId)).toEqual(
+        expect.arrayContaining([...block.evidence.sampleRequestIds]),
+      );
+      expect(Date.parse(block.expiresAt) - Date.parse(block.createdAt)).toBe(900_000);
+      await snapshotHas(id, block.ruleId);
+      // An address joining the surge later is blocked by a block of its own.
+      await post(id, batch({ signals: spread('198.51.100', 1, 2) }));
+      await waitFor('the late address blocked', async () =>
+        (await blocks(id)).some((b) =>
+          (b.subject as { addresses?: string[] }).addresses?.includes('198.51.100.1'),
+        )
+          ? true
+          : undefined,
+      );
+    });
+
+    it('leaves single failures, and too few failures or addresses, alone', async () => {
+      const id = await surgeSite('surge-below');
+      await postInspected(id, batch({ signals: spread('192.0.2', 12, 1) })); // a surge, 1 each
+      const few = await surgeSite('surge-few');
+      await postInspected(few, batch({ signals: spread('192.0.2', 4, 2) })); // 8 < 10
+      const narrow = await surgeSite('surge-narrow');
+      await postInspected(narrow, batch({ signals: spread('192.0.2', 4, 3) })); // 4 < 5 addresses
+      await new Promise((r) => setTimeout(r, 500));
+      for (const site of [id, few, narrow]) expect(await blocks(site)).toEqual([]);
+    });
+
+    it('measures a surge against the site’s usual rate of failed logins', async () => {
+      const settings = { windowSeconds: 1, baselineSeconds: 60, factor: 20 };
+      // A site that has seen 40 failed logins within the minute: 12 in a second is not 20 times
+      // its usual rate (40 / 60 a second) ...
+      const busy = await surgeSite('surge-busy', settings);
+      await postInspected(busy, batch({ signals: spread('198.51.100', 40, 1) }));
+      await new Promise((r) => setTimeout(r, 1200)); // out of the one-second window
+      await postInspected(busy, batch({ signals: spread('192.0.2', 6, 2) }));
+      // ... while on a quiet site it is.
+      const quiet = await surgeSite('surge-quiet', settings);
+      await post(quiet, batch({ signals: spread('192.0.2', 6, 2) }));
+      const block = await blockBy(quiet, 'failedLoginSurge');
+      expect(block.evidence).toMatchObject({ count: 12, baseline: 0.2 });
+      expect(await blocks(busy)).toEqual([]);
+    });
+  });
+
   it('blocks an AS, and a country, whose logins mostly fail', async () => {
     const id = await site('share', {
       failedLoginsPerIp: { enabled: false },
