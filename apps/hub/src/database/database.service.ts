@@ -12,18 +12,15 @@ import {
   type OnModuleDestroy,
   type OnModuleInit,
 } from '@nestjs/common';
-import SQLite from 'better-sqlite3';
+import type SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, type SqliteDatabase, SqliteDialect, sql } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import pg from 'pg';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { migrationProvider } from './migrations/migration-provider.js';
 import { HubSchema } from './schema.js';
-import {
-  type Checkpointer,
-  FALLBACK_CHECKPOINT_PAGES,
-  startCheckpointer,
-} from './sqlite-checkpointer.js';
+import { type Checkpointer, startCheckpointer } from './sqlite-checkpointer.js';
+import { openSqlite } from './sqlite-connection.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -32,11 +29,14 @@ export class DatabaseService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger(DatabaseService.name);
   readonly db: Kysely<HubSchema>;
   readonly dialect: Dialect;
+  /** The SQLite file's path (undefined on PostgreSQL), for threads with connections of their own. */
+  readonly sqliteFile: string | undefined;
   private readonly checkpointer: Checkpointer | undefined;
 
   constructor(@Inject(HUB_CONFIG) config: HubConfig) {
     if (config.databaseUrl) {
       this.dialect = 'postgres';
+      this.sqliteFile = undefined;
       // int8 (COUNT, SUM) as numbers: every count here fits comfortably in a double.
       pg.types.setTypeParser(20, (value) => Number(value));
       const pool = new pg.Pool({ connectionString: config.databaseUrl, max: 10 });
@@ -51,11 +51,8 @@ export class DatabaseService implements OnModuleInit, OnModuleDestroy {
       this.dialect = 'sqlite';
       mkdirSync(config.dataDir, { recursive: true });
       const path = join(config.dataDir, 'hub.sqlite');
-      const file = new SQLite(path);
-      file.pragma('journal_mode = WAL');
-      file.pragma('foreign_keys = ON');
-      file.pragma('busy_timeout = 5000');
-      file.pragma(`wal_autocheckpoint = ${FALLBACK_CHECKPOINT_PAGES}`);
+      const file = openSqlite(path);
+      this.sqliteFile = path;
       this.checkpointer = startCheckpointer(path, this.logger);
       this.db = new Kysely<HubSchema>({
         dialect: new SqliteDialect({ database: withStatementCache(file) }),

@@ -8,7 +8,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { DatabaseService } from '../database/database.service.js';
-import { minuteOf } from './report-store.js';
+import { minuteOf } from './report-group.js';
 
 const BATCH_IDS_KEPT_MS = 2 * 86_400_000;
 

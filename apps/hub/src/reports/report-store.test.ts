@@ -109,6 +109,7 @@ describe.each(['sqlite', 'postgres'] as const)('report store on %s', (kind) => {
     store = new ReportStore(database);
   });
   afterEach(async () => {
+    await store.onModuleDestroy();
     await database.onModuleDestroy();
     rmSync(dataDir, { recursive: true, force: true });
   });
