@@ -88,7 +88,7 @@ const STATEMENT_CACHE = 256;
 /**
  * `file` as Kysely's SQLite dialect sees it, with its prepared statements reused: Kysely asks
  * for a new one for every query it runs, and compiling the SQL again each time was a good part
- * of the cost of a report batch. Statements run one at a time on the one connection, and none
+ * of the cost of the hub's frequent queries. Statements run one at a time on the one connection, and none
  * is left iterating (the hub never streams a query), so sharing them is safe.
  */
 function withStatementCache(file: SQLite.Database): SqliteDatabase {

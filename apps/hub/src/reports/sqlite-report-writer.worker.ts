@@ -21,8 +21,9 @@ async function run<R>(sql: string, parameters: readonly unknown[]): Promise<R[]>
     statement = db.prepare(sql);
     statements.set(sql, statement);
   }
-  if (statement.reader) return statement.all(...parameters) as R[];
-  statement.run(...parameters);
+  // The parameters as one array (better-sqlite3 binds it), not spread into 10 000 arguments.
+  if (statement.reader) return statement.all(parameters) as R[];
+  statement.run(parameters);
   return [];
 }
 
