@@ -117,6 +117,17 @@ export class HubEnvironment {
   @Max(64)
   HUB_INGEST_CONCURRENCY = 8;
 
+  /**
+   * Raw events written per site and second of event time at most, the first to arrive (the
+   * counters and top lists count every event): under attack, the sample for looking at stays a
+   * sample instead of every event written only to be trimmed.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(1_000_000)
+  HUB_EVENT_SAMPLE_PER_SECOND = 100;
+
   /** Raw events kept per site at most (the newest); older ones are deleted every minute. */
   @Transform(toInt)
   @IsInt()
@@ -202,6 +213,7 @@ export interface HubConfig {
   readonly maxPollWaitMs: number;
   readonly reportQueueMax: number;
   readonly ingestConcurrency: number;
+  readonly eventSamplePerSecond: number;
   readonly eventRetentionCount: number;
   readonly eventRetentionHours: number;
   readonly trafficRetentionDays: number;
@@ -230,6 +242,7 @@ export function hubConfigFrom(env: HubEnvironment): HubConfig {
     maxPollWaitMs: env.HUB_MAX_POLL_WAIT_MS,
     reportQueueMax: env.HUB_REPORT_QUEUE_MAX,
     ingestConcurrency: env.HUB_INGEST_CONCURRENCY,
+    eventSamplePerSecond: env.HUB_EVENT_SAMPLE_PER_SECOND,
     eventRetentionCount: env.HUB_EVENT_RETENTION_COUNT,
     eventRetentionHours: env.HUB_EVENT_RETENTION_HOURS,
     trafficRetentionDays: env.HUB_TRAFFIC_RETENTION_DAYS,

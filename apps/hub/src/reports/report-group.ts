@@ -11,10 +11,12 @@
  *   the batch's period ended);
  * - `traffic_top`: per minute, the events by client address, country, AS, path, rule and user
  *   agent, each with its outcome; a sampled (passed) event weighs `1 / passSampleRate`;
- * - `report_events`: the raw events (a bounded sample: `report-retention.ts` trims it);
+ * - `report_events`: the raw events, a bounded sample: those the writer's `EventSample` keeps
+ *   (a budget per site and second), trimmed by `report-retention.ts`;
  * - `signal_minutes`: signals per minute and kind.
  */
 import type { HubSchema } from '../database/schema.js';
+import type { EventSample } from './event-sample.js';
 import type { ReportBatch } from './report-batch.js';
 import type { AddressLabels, Dimension } from './report-store.js';
 
@@ -102,6 +104,8 @@ class GroupRows {
   readonly signals = new Map<string, Row>();
   readonly events: Row[] = [];
 
+  constructor(private readonly sample: EventSample) {}
+
   add({ siteId, batch, labels }: GroupEntry): void {
     const minute = minuteOf(batch.periodEnd);
     for (const c of batch.counts) {
@@ -121,6 +125,7 @@ class GroupRows {
       if (labelled.asn !== null) this.addTop(siteId, at, 'asn', String(labelled.asn), e.outcome, w);
       const rule = e.ruleId ?? e.monitoredRuleId;
       if (rule) this.addTop(siteId, at, 'rule', rule, e.outcome, w);
+      if (!this.sample.keep(siteId, e.time)) return;
       this.events.push([
         siteId,
         e.time,
@@ -175,14 +180,17 @@ function count(rows: Map<string, Row>, key: string[], n: number): void {
 /**
  * Writes `group` with `run`, inside a transaction the caller opened and commits; resolves, per
  * entry, whether its batch was new (a batch seen before, or a second copy in the same group,
- * writes nothing).
+ * writes nothing). `sample` is the writer's budget of raw events (one per writer, kept across
+ * groups); every event is counted whether or not it is kept.
  */
 export async function writeReportGroup(
   dialect: GroupDialect,
   run: RunStatement,
   group: readonly GroupEntry[],
   receivedAt: string,
+  sample: EventSample,
 ): Promise<boolean[]> {
+  sample.rotate();
   const first = new Map<string, number>(); // the first copy of each batch in the group
   group.forEach((w, i) => {
     const id = `${w.siteId}\u0000${w.batch.batchId}`;
@@ -204,7 +212,7 @@ export async function writeReportGroup(
     const id = `${w.siteId}\u0000${w.batch.batchId}`;
     return first.get(id) === i && inserted.has(id);
   });
-  const aggregated = new GroupRows();
+  const aggregated = new GroupRows(sample);
   group.forEach((w, i) => {
     if (stored[i]) aggregated.add(w);
   });

@@ -18,6 +18,8 @@ const postgres = sharedPostgres('report_store');
 afterAll(() => postgres.stop());
 
 const HOUR = 3_600_000;
+/** The raw events kept per site and second in these tests. */
+const SAMPLE_PER_SECOND = 100;
 const label: Labeler = (ip) => ({
   country: ip.startsWith('203.') ? 'FR' : null,
   asn: ip.startsWith('203.') ? 64500 : null,
@@ -106,7 +108,7 @@ describe.each(['sqlite', 'postgres'] as const)('report store on %s', (kind) => {
         failed_revision: 0,
       })
       .execute();
-    store = new ReportStore(database);
+    store = new ReportStore(database, { eventSamplePerSecond: SAMPLE_PER_SECOND });
   });
   afterEach(async () => {
     await store.onModuleDestroy();
@@ -137,6 +139,32 @@ describe.each(['sqlite', 'postgres'] as const)('report store on %s', (kind) => {
     expect(events[0]).toMatchObject({ country: 'FR', asn: 64500, snapshotVersion: 1 });
     expect(await store.ingest('shop', copy, label)).toBe(false);
     expect(await blocked()).toBe(78);
+  });
+
+  it('keeps at most its budget of raw events per site and second, and counts every event', async () => {
+    const second = (at: number) => new Date(Date.now() - at * 1000).toISOString();
+    const burst = batch('203.0.113.9', 0);
+    const events = [
+      ...Array.from({ length: SAMPLE_PER_SECOND + 20 }, () =>
+        event('203.0.113.9', { time: second(5) }),
+      ),
+      ...Array.from({ length: 7 }, () => event('203.0.113.9', { time: second(4) })),
+    ];
+    const counts = [{ ...burst.counts[0], count: events.length } as ReportBatch['counts'][number]];
+    expect(await store.ingest('shop', { ...burst, counts, events }, label)).toBe(true);
+    // A later batch finds the first second's budget spent.
+    const late = {
+      ...batch('203.0.113.9', 0),
+      counts: [{ ...counts[0], count: 1 }],
+    } as ReportBatch;
+    const lateEvents = [event('203.0.113.9', { time: second(5) })];
+    expect(await store.ingest('shop', { ...late, events: lateEvents }, label)).toBe(true);
+    expect(await blocked()).toBe(events.length + 1);
+    const [from, to] = window();
+    expect(await store.top('shop', 'ip', from, to, 'blocked', 1)).toEqual([
+      { value: '203.0.113.9', count: events.length + 1 },
+    ]);
+    expect(await store.events('shop', { limit: 500 })).toHaveLength(SAMPLE_PER_SECOND + 7);
   });
 
   it('fails only the batch the database refuses when it was grouped with others', async () => {

@@ -11,9 +11,11 @@
  * tried again batch by batch, so one bad batch fails alone. On SQLite the groups are written on
  * a thread of their own (`sqlite-report-writer.ts`); on PostgreSQL through Kysely.
  */
-import { Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { CompiledQuery } from 'kysely';
+import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { DatabaseService } from '../database/database.service.js';
+import { EventSample } from './event-sample.js';
 import type { ReportBatch } from './report-batch.js';
 import { type GroupEntry, minuteOf, writeReportGroup } from './report-group.js';
 import { SqliteReportWriter } from './sqlite-report-writer.js';
@@ -123,10 +125,19 @@ export class ReportStore implements OnModuleDestroy {
   private writing = false;
   /** SQLite's writer thread (undefined on PostgreSQL). */
   private readonly sqlite: SqliteReportWriter | undefined;
+  /** PostgreSQL's budget of raw events (SQLite's writer thread keeps its own). */
+  private readonly sample: EventSample;
 
-  constructor(private readonly database: DatabaseService) {
+  constructor(
+    private readonly database: DatabaseService,
+    @Inject(HUB_CONFIG) config: Pick<HubConfig, 'eventSamplePerSecond'>,
+  ) {
+    const eventsPerSecond = config.eventSamplePerSecond;
+    this.sample = new EventSample(eventsPerSecond);
     this.sqlite =
-      database.sqliteFile === undefined ? undefined : new SqliteReportWriter(database.sqliteFile);
+      database.sqliteFile === undefined
+        ? undefined
+        : new SqliteReportWriter({ file: database.sqliteFile, eventsPerSecond });
   }
 
   /** Ends SQLite's writer thread, once what it was handed is written. */
@@ -205,6 +216,7 @@ export class ReportStore implements OnModuleDestroy {
           ],
           entries,
           receivedAt,
+          this.sample,
         ),
       );
   }

@@ -13,6 +13,13 @@
 import { Worker } from 'node:worker_threads';
 import type { GroupEntry } from './report-group.js';
 
+/** What the thread is started with. */
+export interface WriterOptions {
+  readonly file: string;
+  /** The raw events kept per site and second (`EventSample`). */
+  readonly eventsPerSecond: number;
+}
+
 export interface WriterRequest {
   readonly id: number;
   readonly group: readonly GroupEntry[];
@@ -45,7 +52,7 @@ export class SqliteReportWriter {
   private readonly pending = new Map<number, Pending>();
   private nextId = 0;
 
-  constructor(private readonly file: string) {}
+  constructor(private readonly options: WriterOptions) {}
 
   /** Writes `group` in one transaction; resolves, per entry, whether its batch was new. */
   write(group: readonly GroupEntry[], receivedAt: string): Promise<boolean[]> {
@@ -70,7 +77,7 @@ export class SqliteReportWriter {
 
   private thread(): Worker {
     if (this.worker) return this.worker;
-    const worker = new Worker(WORKER_SCRIPT, { workerData: { file: this.file } });
+    const worker = new Worker(WORKER_SCRIPT, { workerData: this.options });
     worker.unref(); // an idle writer never keeps the process alive
     worker.on('message', (answer: WriterAnswer) => {
       const pending = this.pending.get(answer.id);

@@ -7,11 +7,13 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type SQLite from 'better-sqlite3';
 import { openSqlite } from '../database/sqlite-connection.js';
+import { EventSample } from './event-sample.js';
 import { type GroupEntry, writeReportGroup } from './report-group.js';
-import type { WriterAnswer, WriterRequest } from './sqlite-report-writer.js';
+import type { WriterAnswer, WriterOptions, WriterRequest } from './sqlite-report-writer.js';
 
-const { file } = workerData as { file: string };
+const { file, eventsPerSecond } = workerData as WriterOptions;
 const db = openSqlite(file);
+const sample = new EventSample(eventsPerSecond);
 const statements = new Map<string, SQLite.Statement>();
 
 /** Runs one statement; synchronous underneath (better-sqlite3), so nothing interleaves. */
@@ -30,7 +32,7 @@ async function run<R>(sql: string, parameters: readonly unknown[]): Promise<R[]>
 async function write(group: readonly GroupEntry[], receivedAt: string): Promise<boolean[]> {
   db.exec('begin immediate');
   try {
-    const stored = await writeReportGroup('sqlite', run, group, receivedAt);
+    const stored = await writeReportGroup('sqlite', run, group, receivedAt, sample);
     db.exec('commit');
     return stored;
   } catch (error) {
