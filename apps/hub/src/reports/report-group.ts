@@ -98,8 +98,13 @@ const EVENTS: Table = {
 class GroupRows {
   /** `traffic_minutes`: site, minute, action, mode, rule_id, outcome, count. */
   readonly minutes = new Map<string, Row>();
-  /** `traffic_top`: site, minute, dimension, value, outcome, count. */
-  readonly top = new Map<string, Row>();
+  /**
+   * `traffic_top`: site, minute, dimension, value, outcome, count; by site and minute, then by
+   * the rest (six of these per event: shorter keys are cheaper to build and hash).
+   */
+  private readonly top = new Map<string, Map<string, Row>>();
+  /** The `top` entry of the last event's site and minute (the next event's, nearly always). */
+  private lastTop: { readonly id: string; readonly rows: Map<string, Row> } | undefined;
   /** `signal_minutes`: site, minute, kind, count. */
   readonly signals = new Map<string, Row>();
   readonly events: Row[] = [];
@@ -153,7 +158,7 @@ class GroupRows {
     for (const s of batch.signals) count(this.signals, [siteId, minuteOf(s.time), s.kind], 1);
   }
 
-  /** {@link count} for `traffic_top`, up to six times per event, without arrays for the key. */
+  /** {@link count} for `traffic_top`, up to six times per event. */
   private addTop(
     siteId: string,
     minute: string,
@@ -162,11 +167,34 @@ class GroupRows {
     outcome: string,
     n: number,
   ): void {
-    const id = `${siteId}\u0000${minute}\u0000${dimension}\u0000${value}\u0000${outcome}`;
-    const row = this.top.get(id);
+    const id = `${siteId}\u0000${minute}`;
+    let bucket = this.lastTop;
+    if (bucket?.id !== id) {
+      let rows = this.top.get(id);
+      if (rows === undefined) {
+        rows = new Map();
+        this.top.set(id, rows);
+      }
+      bucket = { id, rows };
+      this.lastTop = bucket;
+    }
+    const key = `${dimension}\u0000${value}\u0000${outcome}`;
+    const row = bucket.rows.get(key);
     if (row) row[5] = (row[5] as number) + n;
-    else this.top.set(id, [siteId, minute, dimension, value, outcome, n]);
+    else bucket.rows.set(key, [siteId, minute, dimension, value, outcome, n]);
   }
+
+  /** The `traffic_top` rows in key order (see {@link upsert}). */
+  topRows(): Row[] {
+    return [...this.top.keys()]
+      .sort()
+      .flatMap((id) => sortedRows(this.top.get(id) as Map<string, Row>));
+  }
+}
+
+/** The rows of `rows` in the order of their keys. */
+function sortedRows(rows: ReadonlyMap<string, Row>): Row[] {
+  return [...rows.keys()].sort().map((k) => rows.get(k) as Row);
 }
 
 /** Adds `n` to the row of `key` (every column but the count), creating it at `n`. */
@@ -216,25 +244,25 @@ export async function writeReportGroup(
   group.forEach((w, i) => {
     if (stored[i]) aggregated.add(w);
   });
-  await upsert(dialect, run, MINUTES, aggregated.minutes);
-  await upsert(dialect, run, TOP, aggregated.top);
-  await upsert(dialect, run, SIGNALS, aggregated.signals);
+  await upsert(dialect, run, MINUTES, sortedRows(aggregated.minutes));
+  await upsert(dialect, run, TOP, aggregated.topRows());
+  await upsert(dialect, run, SIGNALS, sortedRows(aggregated.signals));
   await insert(dialect, run, EVENTS, aggregated.events);
   return stored;
 }
 
 /**
- * Adds the counts of `rows` (the last column; keyed by all the others) to the counter table,
- * in key order: concurrent writers (other hub instances) then take their row locks in the same
- * order (PostgreSQL would otherwise deadlock two upserts of overlapping minutes).
+ * Adds the counts of `sorted` (the last column; keyed by all the others) to the counter table.
+ * The rows come in key order: concurrent writers (other hub instances) then take their row
+ * locks in the same order (PostgreSQL would otherwise deadlock two upserts of overlapping
+ * minutes).
  */
 async function upsert(
   dialect: GroupDialect,
   run: RunStatement,
   table: Table,
-  rows: ReadonlyMap<string, Row>,
+  sorted: readonly Row[],
 ): Promise<void> {
-  const sorted = [...rows.keys()].sort().map((k) => rows.get(k) as Row);
   const key = table.columns.slice(0, -1).map(([name]) => name);
   const conflict = `on conflict (${key.join(', ')}) do update set count = ${table.name}.count + excluded.count`;
   await insert(dialect, run, table, sorted, conflict);
