@@ -21,7 +21,8 @@
  *    before and peak RSS during the stream.
  *
  * Last line: JSON with the ratios (prexy / nginx; for p99 lower is better).
- * `BENCH_SECONDS` (default 8) sets each wrk run's length.
+ * `BENCH_SECONDS` (default 8) sets each wrk run's length; `BENCH_CASES` (development only) runs
+ * a subset of the rule sets (`literal-10,regex-1,regex-10,regex-50`).
  */
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -71,12 +72,25 @@ interface RuleSetCase {
   readonly literal: boolean;
 }
 
-const CASES: readonly RuleSetCase[] = [
+const ALL_CASES: readonly RuleSetCase[] = [
   { name: 'literal-10', rules: literalRules(), literal: true },
   { name: 'regex-1', rules: regexRules(1), literal: false },
   { name: 'regex-10', rules: regexRules(10), literal: false },
   { name: 'regex-50', rules: regexRules(50), literal: false },
 ];
+/** `BENCH_CASES` (development only): a comma-separated subset of the rule sets, e.g. `regex-10`. */
+const CASES = casesOf(process.env.BENCH_CASES);
+
+function casesOf(names: string | undefined): readonly RuleSetCase[] {
+  if (!names) return ALL_CASES;
+  const wanted = names.split(',');
+  const unknown = wanted.filter((n) => !ALL_CASES.some((c) => c.name === n));
+  if (unknown.length > 0)
+    throw new Error(
+      `BENCH_CASES: unknown ${unknown.join(', ')} (one of ${ALL_CASES.map((c) => c.name).join(', ')})`,
+    );
+  return ALL_CASES.filter((c) => wanted.includes(c.name));
+}
 
 interface Row {
   readonly rules: string;
