@@ -23,6 +23,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { provisionDemoSite } from '@rampart/client-demo/dev/provision';
 import { regexRules, shopPage } from '@rampart/prexy/bench/pages';
+import { STREAMING_HEAP_FLAGS } from '@rampart/prexy/server/streaming-heap';
 import { type DemoApp, startDemoApp } from '@rampart/test-services/demo-app';
 import { findFreePort } from '@rampart/test-services/free-port';
 import { startHub } from '@rampart/test-services/hub';
@@ -70,17 +71,13 @@ async function main(): Promise<void> {
   const script = join(dir, 'get.lua');
   writeFileSync(script, `wrk.headers["Accept"] = "text/html"\n${WRK_DONE_LUA}`);
   const jaeger = await startJaeger({ cpu: LOAD_CPU });
-  /** The environment of a variant (`nodeOptions`: prexy's, as its `npm start` gives them). */
-  const environment = async (
-    variant: Variant,
-    nodeOptions?: string,
-  ): Promise<Record<string, string>> => {
-    if (variant === 'off') return nodeOptions === undefined ? {} : { NODE_OPTIONS: nodeOptions };
+  /** The environment of a variant. */
+  const environment = async (variant: Variant): Promise<Record<string, string>> => {
+    if (variant === 'off') return {};
     return {
       ...telemetryEnvironment({
         otlpEndpoint: jaeger.otlpEndpoint,
         metricsPort: await findFreePort(),
-        ...(nodeOptions === undefined ? {} : { nodeOptions }),
       }),
       ...(variant === 'tenth'
         ? { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' }
@@ -150,7 +147,9 @@ async function main(): Promise<void> {
         name: 'prexy',
         main: compiledEntry('@rampart/prexy'),
         args: ['--config', config],
-        env: { ...baseEnvironment(), ...(await environment(variant, '--max-semi-space-size=2')) },
+        // prexy's heap flags, as its `npm start` gives them (else it re-executes itself).
+        nodeArgs: STREAMING_HEAP_FLAGS,
+        env: { ...baseEnvironment(), ...(await environment(variant)) },
         port,
         readyPath: '/page-10k.html',
         cpu: APP_CPU,

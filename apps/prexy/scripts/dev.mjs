@@ -27,12 +27,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const app = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-/**
- * Traces to the dev Jaeger and a Prometheus endpoint (`@rampart/telemetry`, see its README),
- * with prexy's young generation given up front (see `src/server/streaming-heap.ts`), so prexy
- * need not replace itself, which would start the telemetry twice.
- */
-const TELEMETRY = ['--max-semi-space-size=2', '--import', '@rampart/telemetry/sdk/register'];
+/** Traces to the dev Jaeger and a Prometheus endpoint (`@rampart/telemetry`, see its README). */
+const TELEMETRY = ['--import', '@rampart/telemetry/sdk/register'];
 const configName = 'prexy.dev.json';
 const configFile = join(app, configName);
 const upstreamWaitSeconds = Number(process.env.PREXY_DEV_UPSTREAM_WAIT_SECONDS ?? 300);
@@ -92,15 +88,19 @@ async function announceWhenUp(upstream, listen) {
   log(`${upstream} did not answer in ${upstreamWaitSeconds} s; prexy answers 502 until it does`);
 }
 
-/** Runs prexy, restarting it on `restart()`, reloading it on `reload()`. */
-function runPrexy() {
+/**
+ * Runs prexy, restarting it on `restart()`, reloading it on `reload()`. `heapFlags` are prexy's
+ * heap settings (`src/server/streaming-heap.ts`), given up front so prexy need not replace
+ * itself, which would start the telemetry twice.
+ */
+function runPrexy(heapFlags) {
   let child = null;
   let stopping = false;
   const running = () => child !== null && child.exitCode === null && child.signalCode === null;
   const start = () => {
     const current = spawn(
       process.execPath,
-      [...TELEMETRY, 'dist/main.js', '--config', configName],
+      [...heapFlags, ...TELEMETRY, 'dist/main.js', '--config', configName],
       {
         cwd: app,
         env: process.env,
@@ -179,10 +179,19 @@ const watcher = spawn(
 children.push(watcher);
 
 let prexy = null;
+let compiled = false;
 watcher.stdout.on('data', (chunk) => {
   process.stdout.write(chunk);
-  if (prexy || !String(chunk).includes('Watching for file changes')) return;
-  prexy = runPrexy();
+  if (compiled || !String(chunk).includes('Watching for file changes')) return;
+  compiled = true;
+  void import('../dist/server/streaming-heap.js').then(({ STREAMING_HEAP_FLAGS }) =>
+    serve(STREAMING_HEAP_FLAGS),
+  );
+});
+
+/** Once prexy is compiled: runs it, and restarts or reloads it as its output or file changes. */
+function serve(heapFlags) {
+  prexy = runPrexy(heapFlags);
   mkdirSync(join(app, 'dist'), { recursive: true });
   const restart = debounced(300, prexy.restart);
   watch(join(app, 'dist'), { recursive: true }, (_event, file) => {
@@ -203,7 +212,7 @@ watcher.stdout.on('data', (chunk) => {
   log(`rules: ${configFile} (edit it: prexy reloads it on save)`);
   log('until the demo is up (it waits for the hub), prexy answers 502 Bad Gateway');
   for (const upstream of upstreams) void announceWhenUp(upstream, listen);
-});
+}
 
 let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM']) {

@@ -1,7 +1,7 @@
 /**
  * The `prexy` command as a user runs it: the compiled entry point in a process of its own, with
  * a configuration file in front of a real origin on loopback. Its exit codes, its signals and
- * the young generation it serves with (see `server/streaming-heap.ts`).
+ * the heap flags it serves with (see `server/streaming-heap.ts`).
  */
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -18,6 +18,7 @@ import {
   startServiceProcess,
 } from '@rampart/test-services/service-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STREAMING_HEAP_FLAGS } from './server/streaming-heap.js';
 import { eventually, type Origin, startOrigin } from './test-support/loopback.js';
 
 const MAIN = compiledEntry('@rampart/prexy');
@@ -108,9 +109,9 @@ describe('prexy [--config FILE]', () => {
     });
   });
 
-  it('runs, under the same process id, with the small young generation', () => {
+  it('runs, under the same process id, with its heap flags', () => {
     const argv = readFileSync(`/proc/${prexy.pid}/cmdline`, 'utf8').split('\0');
-    expect(argv).toContain('--max-semi-space-size=2');
+    expect(argv).toEqual(expect.arrayContaining([...STREAMING_HEAP_FLAGS]));
   });
 
   it('reloads the file on SIGHUP, and keeps what is in force when the new file is invalid', async () => {

@@ -11,8 +11,8 @@
  * not compile, is logged and the configuration in force stays); `SIGTERM`/`SIGINT` stop taking
  * connections and let requests in flight finish.
  *
- * Before anything else it makes sure it runs with a small young generation (see
- * `server/streaming-heap.ts`): it may replace itself, keeping its process id, to add the flag.
+ * Before anything else it makes sure it runs with a streaming proxy's heap settings (see
+ * `server/streaming-heap.ts`): it may replace itself, keeping its process id, to add the flags.
  */
 import cluster from 'node:cluster';
 import { appLogger } from '@rampart/telemetry/logging/logger';

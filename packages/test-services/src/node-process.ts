@@ -18,17 +18,25 @@ export interface NodeProcess {
   stop(graceMs?: number): Promise<number | null>;
 }
 
-/**
- * Starts `node <main> [...args]` with exactly `env` as its environment; pinned to core `cpu`
- * (through `taskset`, which execs node: the process id stays node's) when given.
- */
+export interface SpawnNodeOptions {
+  /** The program's own arguments, after `main`. */
+  readonly args?: readonly string[];
+  /**
+   * Node's and V8's options, before `main`, as a launcher's command line gives them: for the
+   * flags `NODE_OPTIONS` does not accept (e.g. prexy's `--no-memory-reducer`).
+   */
+  readonly nodeArgs?: readonly string[];
+  /** Pin to this core (through `taskset`, which execs node: the process id stays node's). */
+  readonly cpu?: number;
+}
+
+/** Starts `node [...nodeArgs] <main> [...args]` with exactly `env` as its environment. */
 export function spawnNode(
   main: string,
   env: Readonly<Record<string, string>>,
-  args: readonly string[] = [],
-  cpu?: number,
+  { args = [], nodeArgs = [], cpu }: SpawnNodeOptions = {},
 ): NodeProcess {
-  const argv = [process.execPath, main, ...args];
+  const argv = [process.execPath, ...nodeArgs, main, ...args];
   const [command, ...rest] = cpu === undefined ? argv : ['taskset', '-c', String(cpu), ...argv];
   const child = spawn(command as string, rest, {
     env: { ...env },

@@ -21,7 +21,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { delay } from './free-port.js';
 import { waitForOk } from './http-get.js';
-import { type NodeProcess, spawnNode } from './node-process.js';
+import { type NodeProcess, type SpawnNodeOptions, spawnNode } from './node-process.js';
 
 const READY_TIMEOUT_MS = 45_000;
 const STOP_GRACE_MS = 10_000;
@@ -33,6 +33,8 @@ export interface ServiceProcessOptions {
   /** The program: a compiled entry point (see {@link compiledEntry}) or a benchmark's `.ts`. */
   readonly main: string;
   readonly args?: readonly string[];
+  /** Node's options on its command line, before `main` (see {@link SpawnNodeOptions}). */
+  readonly nodeArgs?: readonly string[];
   /** The whole environment of every run; it must make the program listen on `port`. */
   readonly env: Readonly<Record<string, string>>;
   /** The loopback port the program listens on. */
@@ -149,7 +151,7 @@ export function createServiceProcess(options: ServiceProcessOptions): ServicePro
 
   const start = async (): Promise<void> => {
     if (run) throw new Error(`${options.name} is already running on ${url}`);
-    const current = spawnNode(options.main, options.env, options.args, options.cpu);
+    const current = spawnNode(options.main, options.env, options);
     run = current;
     current.child.stdout?.pipe(log, { end: false });
     current.child.stderr?.pipe(log, { end: false });

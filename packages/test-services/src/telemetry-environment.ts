@@ -20,7 +20,7 @@ export function telemetryEnvironment(settings: {
   /** `OTEL_EXPORTER_PROMETHEUS_PORT`. */
   readonly metricsPort: number;
   readonly serviceName?: string;
-  /** More Node options for the program (prexy's `--max-semi-space-size=2`, as its `npm start`). */
+  /** More Node options for the program (e.g. `--cpu-prof`). */
   readonly nodeOptions?: string;
 }): Record<string, string> {
   return {

@@ -14,6 +14,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { STREAMING_HEAP_FLAGS } from '@rampart/prexy/server/streaming-heap';
 import { type DemoApp, startDemoApp } from '@rampart/test-services/demo-app';
 import { findFreePort } from '@rampart/test-services/free-port';
 import { type Hub, startHub } from '@rampart/test-services/hub';
@@ -104,12 +105,7 @@ beforeAll(async () => {
   for (const name of Object.keys(metricsPorts) as (keyof typeof metricsPorts)[])
     metricsPorts[name] = await findFreePort();
   const traced = (name: keyof typeof metricsPorts) =>
-    telemetryEnvironment({
-      otlpEndpoint: jaeger.otlpEndpoint,
-      metricsPort: metricsPorts[name],
-      // prexy's young generation, as its `npm start` gives it (else it re-executes itself).
-      ...(name === 'prexy' ? { nodeOptions: '--max-semi-space-size=2' } : {}),
-    });
+    telemetryEnvironment({ otlpEndpoint: jaeger.otlpEndpoint, metricsPort: metricsPorts[name] });
 
   hub = await startHub({ env: { HUB_JAEGER_QUERY_URL: jaeger.queryUrl, ...traced('hub') } });
   const key = await provisionedSite(hub, SITE, dir);
@@ -160,6 +156,8 @@ beforeAll(async () => {
     name: 'prexy',
     main: compiledEntry('@rampart/prexy'),
     args: ['--config', config],
+    // prexy's heap flags, as its `npm start` gives them (else it re-executes itself).
+    nodeArgs: STREAMING_HEAP_FLAGS,
     env: { ...baseEnvironment(), ...traced('prexy') },
     port,
     readyPath: '/healthz',
