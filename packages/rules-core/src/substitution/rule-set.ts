@@ -62,8 +62,10 @@ export interface CompiledRule {
 
 export class CompiledRuleSet {
   /**
-   * Every literal piece of every template, one after another, so that output can refer to one
-   * by number: literal n is `literalPool[literalStart[n], literalStart[n + 1])`. A template is
+   * Every literal piece of every template, one after another in the scan kernel's memory (the
+   * loop copies constant replacements itself), so that output can refer to one by number:
+   * literal n is `literalPool[literalStart[n], literalStart[n + 1])`, `literalPool` being that
+   * whole memory (the output area the loop writes is a range of it too). A template is
    * `programs[rule]`, where an entry >= 0 is a literal and `-1 - n` is group n. One buffer for
    * all of them keeps the output's copies on one source and their lengths one load away.
    */
@@ -87,31 +89,23 @@ export class CompiledRuleSet {
     private readonly fixedSpans: readonly (FixedSpans | undefined)[],
     /** The scanning loop, whose memory holds `dfa`'s tables (see ScanKernel). */
     readonly kernel: ScanKernel,
+    literals: LiteralTable,
   ) {
     this.vms = rules.map(() => undefined);
     this.backtrackers = rules.map(() => undefined);
     this.onePass = rules.map(() => undefined);
-    const literals: Uint8Array[] = [];
-    const literalId = (bytes: Uint8Array) => literals.push(bytes) - 1;
-    this.programs = rules.map((r) =>
-      Int32Array.from(
-        r.template.parts.filter((part) => typeof part === 'number' || part.length > 0),
-        (part) => (typeof part === 'number' ? -1 - part : literalId(part)),
+    this.programs = literals.programs;
+    this.constants = literals.constants;
+    const memory = kernel.memory;
+    this.literalPool = Buffer.from(memory.buffer, memory.byteOffset, memory.byteLength);
+    this.literalPoolWords = new DataView(memory.buffer, memory.byteOffset, memory.byteLength);
+    this.literalStart = literals.start.map((offset) => kernel.poolAt + offset);
+    kernel.placeLiterals(
+      literals.pool,
+      Array.from(literals.constants, (n) =>
+        n < 0 ? [-1, -1] : [literals.start[n] as number, literals.start[n + 1] as number],
       ),
     );
-    this.constants = Int32Array.from(rules, (r) =>
-      r.template.constant === undefined ? -1 : literalId(r.template.constant),
-    );
-    this.literalPool = Buffer.concat(literals);
-    this.literalPoolWords = new DataView(
-      this.literalPool.buffer,
-      this.literalPool.byteOffset,
-      this.literalPool.byteLength,
-    );
-    this.literalStart = new Int32Array(literals.length + 1);
-    for (let n = 0; n < literals.length; n++)
-      this.literalStart[n + 1] =
-        (this.literalStart[n] as number) + (literals[n] as Uint8Array).length;
   }
 
   /**
@@ -217,11 +211,46 @@ export function compileRuleSet(
   const cacheBytes = options.cacheBytes ?? 8 * 1024 * 1024;
   if (!(Number.isInteger(cacheBytes) && cacheBytes >= 1 && cacheBytes <= MAX_CACHE_BYTES))
     throw new RangeError(`cacheBytes must be an integer from 1 to ${MAX_CACHE_BYTES}`);
+  const literals = literalTable(compiled);
   // One register per live group of partial matches: at most one per NFA state.
-  const kernel = new ScanKernel(compiled.length, nfa.stateCount + 1);
+  const kernel = new ScanKernel(compiled.length, nfa.stateCount + 1, literals.pool.length);
   const dfaOptions: DfaOptions = { matchKind, cacheBytes, tableSpace: kernel };
   const fixedSpans = parsed.map((p) =>
     p.groupCount > 0 ? FixedSpans.analyse(p.ast, p.groupCount) : undefined,
   );
-  return new CompiledRuleSet(compiled, nfa, new LazyDfa(nfa, dfaOptions), fixedSpans, kernel);
+  return new CompiledRuleSet(
+    compiled,
+    nfa,
+    new LazyDfa(nfa, dfaOptions),
+    fixedSpans,
+    kernel,
+    literals,
+  );
+}
+
+/** The rules' templates as literals in one pool (see {@link CompiledRuleSet.literalPool}). */
+interface LiteralTable {
+  readonly pool: Buffer;
+  /** Literal n is `pool[start[n], start[n + 1])`. */
+  readonly start: Int32Array;
+  readonly programs: readonly Int32Array[];
+  readonly constants: Int32Array;
+}
+
+function literalTable(rules: readonly CompiledRule[]): LiteralTable {
+  const literals: Uint8Array[] = [];
+  const literalId = (bytes: Uint8Array) => literals.push(bytes) - 1;
+  const programs = rules.map((r) =>
+    Int32Array.from(
+      r.template.parts.filter((part) => typeof part === 'number' || part.length > 0),
+      (part) => (typeof part === 'number' ? -1 - part : literalId(part)),
+    ),
+  );
+  const constants = Int32Array.from(rules, (r) =>
+    r.template.constant === undefined ? -1 : literalId(r.template.constant),
+  );
+  const start = new Int32Array(literals.length + 1);
+  for (let n = 0; n < literals.length; n++)
+    start[n + 1] = (start[n] as number) + (literals[n] as Uint8Array).length;
+  return { pool: Buffer.concat(literals), start, programs, constants };
 }

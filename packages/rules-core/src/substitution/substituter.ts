@@ -34,6 +34,12 @@ import {
 } from '../regex/lazy-dfa/lazy-dfa.js';
 import { END_OF_INPUT } from '../regex/nfa/look.js';
 import type { CompiledRuleSet } from './rule-set.js';
+import {
+  INLINE_CONSTANT,
+  INLINE_COPY,
+  INLINE_NEVER,
+  INLINE_QUEUED,
+} from './scan-kernel/scan-kernel.js';
 
 export const DEFAULT_MAX_BUFFERED_BYTES = 8192;
 
@@ -117,8 +123,9 @@ export class Substituter {
   private ended = false;
   private readonly fired: Uint8Array;
   /**
-   * Per rule, 1 when the scanning loop may settle its matches itself: a `g` rule, or a
-   * once-rule that already fired (its matches are emitted unchanged). Undefined: never.
+   * Per rule, what the scanning loop may do with its matches (the kernel's INLINE_* codes): a
+   * `g` rule's are settled there (their constant replacement, or queued for a template with
+   * groups), a once-rule's never until it fired, then they are copied through unchanged.
    */
   private readonly inline: Uint8Array;
   private readonly fastPaths: boolean;
@@ -137,6 +144,8 @@ export class Substituter {
   private ops = new Int32Array(256);
   private opCount = 0;
   private outLength = 0;
+  /** Output collected during a call, before its end (see {@link takeOutput}). */
+  private readonly spilled: Buffer[] = [];
 
   constructor(set: CompiledRuleSet, options: SubstituterOptions = {}) {
     this.set = set;
@@ -151,7 +160,9 @@ export class Substituter {
     this.onceLeft = n;
     this.passthrough = n === 0;
     this.skip = options.prefilter === false ? undefined : set.dfa.skipTables();
-    this.inline = Uint8Array.from(set.rules, (r) => (r.once ? 0 : 1));
+    this.inline = Uint8Array.from(set.rules, (r, k) =>
+      r.once ? INLINE_NEVER : (set.constants[k] as number) >= 0 ? INLINE_CONSTANT : INLINE_QUEUED,
+    );
     this.fastPaths = options.fastPaths !== false;
     this.state = set.dfa.start(-1);
     this.saved = set.dfa.stateAt(this.state);
@@ -175,7 +186,7 @@ export class Substituter {
     if (!this.passthrough) this.emitRange(this.emitPos, this.earliestLive());
     else this.emitRange(this.emitPos, this.bufEnd);
     // Collect (copying pieces out of the window) before keepHeld may move the window's bytes.
-    const output = this.collect();
+    const output = this.takeOutput();
     this.keepHeld();
     this.saved = this.set.dfa.stateAt(this.state);
     return output;
@@ -190,7 +201,7 @@ export class Substituter {
       this.settleEnd();
     }
     this.emitRange(this.emitPos, this.bufEnd);
-    const output = this.collect();
+    const output = this.takeOutput();
     this.buf = EMPTY;
     this.window = Buffer.alloc(0);
     this.wordsOf = undefined;
@@ -321,6 +332,7 @@ export class Substituter {
     }
     while (this.scanPos < this.bufEnd && !this.passthrough) {
       const base = this.bufStart;
+      const outputFrom = kernel.outputAt;
       this.growRegs();
       const i = kernel.run(
         this.buf,
@@ -334,10 +346,15 @@ export class Substituter {
         this.maxBuffered,
         this.skip,
         this.inline,
+        this.emitPos - base,
+        this.matchCounts,
+        this.replaceCounts,
       );
       const out = kernel.out;
       this.deadline = out.deadline;
-      if (out.queued > 0) this.settleQueued(out.queued, base);
+      if (out.emitPos + base !== this.emitPos) this.settled(outputFrom, base);
+      // The output area is copied out before it could run short (see ScanKernel).
+      if (kernel.outputFilling) this.spilled.push(this.collect());
       if (out.matchTarget >= 0) this.recordMatch(out.matchTarget, out.matchAt + base);
       this.state = out.state;
       this.scanPos = i + base;
@@ -395,34 +412,27 @@ export class Substituter {
   }
 
   /**
-   * Emits the matches the scan kernel settled (its `queue`: rule, start, end relative to
-   * `base`): what {@link finalize} does for a non-empty match of a rule in `inline`, with the
-   * restart already done by the loop. They supersede any match pending before the loop ran.
+   * Takes in what the scan kernel settled in its last call: the output it appended from
+   * `outputFrom` (bytes before matches, their replacements), with the replacements of the
+   * matches it queued (templates with groups) in their places. They supersede any match pending
+   * before the loop ran.
    */
-  private settleQueued(count: number, base: number): void {
-    const queue = this.set.kernel.queue;
-    const constants = this.set.constants;
-    const literalStart = this.set.literalStart;
-    const matchCounts = this.matchCounts;
-    const replaceCounts = this.replaceCounts;
-    const fired = this.fired;
-    for (let k = 0; k < count; k += 3) {
-      const rule = queue[k] as number;
-      const start = (queue[k + 1] as number) + base;
-      const end = (queue[k + 2] as number) + base;
-      this.emitRange(this.emitPos, start);
-      matchCounts[rule] = (matchCounts[rule] as number) + 1;
-      if (fired[rule] === 1) {
-        this.emitRange(start, end);
-      } else {
-        const literal = constants[rule] as number;
-        if (literal < 0) this.emitReplacement(rule, start, end);
-        else if ((literalStart[literal + 1] as number) > (literalStart[literal] as number))
-          this.push(literal);
-        replaceCounts[rule] = (replaceCounts[rule] as number) + 1;
-      }
-      this.emitPos = end;
+  private settled(outputFrom: number, base: number): void {
+    const kernel = this.set.kernel;
+    const queue = kernel.queue;
+    let from = outputFrom;
+    for (let k = 0; k < kernel.out.queued; k += 4) {
+      const to = queue[k + 3] as number;
+      this.pushPool(from, to);
+      this.emitReplacement(
+        queue[k] as number,
+        (queue[k + 1] as number) + base,
+        (queue[k + 2] as number) + base,
+      );
+      from = to;
     }
+    this.pushPool(from, kernel.outputAt);
+    this.emitPos = kernel.out.emitPos + base;
     this.mRule = -1;
   }
 
@@ -487,7 +497,7 @@ export class Substituter {
         this.fired[rule] = 1;
         this.onceLeft--;
         // From now on its matches are only copied through: the loop may settle them.
-        this.inline[rule] = 1;
+        this.inline[rule] = INLINE_COPY;
       }
     }
     this.emitPos = end;
@@ -592,12 +602,19 @@ export class Substituter {
     this.outLength += to - from;
   }
 
-  /** Emits literal `literal` of the rule set's table (not empty): a range of its pool. */
+  /** Emits literal `literal` of the rule set's table (not empty). */
   private push(literal: number): void {
+    this.pushPool(
+      this.set.literalStart[literal] as number,
+      this.set.literalStart[literal + 1] as number,
+    );
+  }
+
+  /** Emits bytes `[from, to)` of the scan kernel's memory (a literal, or the loop's output). */
+  private pushPool(from: number, to: number): void {
+    if (to <= from) return;
     const n = this.opCount;
     if (n + 2 > this.ops.length) this.growOps();
-    const from = this.set.literalStart[literal] as number;
-    const to = this.set.literalStart[literal + 1] as number;
     this.ops[n] = -1 - from;
     this.ops[n + 1] = to;
     this.opCount = n + 2;
@@ -610,7 +627,18 @@ export class Substituter {
     this.ops = grown;
   }
 
+  /** The output made certain since the last call: what was copied out before, and the rest. */
+  private takeOutput(): Buffer {
+    const last = this.collect();
+    if (this.spilled.length === 0) return last;
+    const output = Buffer.concat([...this.spilled, last]);
+    this.spilled.length = 0;
+    return output;
+  }
+
+  /** Copies the pending output into one buffer, and empties the scan kernel's output area. */
   private collect(): Buffer {
+    this.set.kernel.resetOutput();
     const ops = this.ops;
     const count = this.opCount;
     const length = this.outLength;

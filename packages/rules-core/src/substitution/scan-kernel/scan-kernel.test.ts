@@ -129,15 +129,58 @@ describe('one kernel shared by streams', () => {
   });
 });
 
+describe('output the loop writes itself', () => {
+  // The loop appends the bytes before each match and its replacement to the kernel's output
+  // area (256 KiB, copied out when half full); matches whose template has groups are queued
+  // for JavaScript in their place; a once-rule's later matches are copied through.
+  const rules = [
+    { pattern: 'ab', replacement: '<constant, longer than its match>', flags: 'g' },
+    { pattern: 'c([0-9]+)', replacement: '[$1]', flags: 'g' },
+    { pattern: 'd', replacement: 'ONCE' },
+    { pattern: 'e', replacement: '', flags: 'g' },
+  ];
+  const same = (body: Buffer, chunking: 'whole' | number[]) =>
+    expect(observed(runChunks(rules, body, chunking, { fastPaths: true }))).toEqual(
+      observed(runChunks(rules, body, chunking, { fastPaths: false })),
+    );
+
+  it('equals the general path when one chunk makes several times the output area', () => {
+    const body = longBody('ab-c12-d-e-', 'xyz', 97, 1024 * 1024);
+    const out = runChunks(rules, body, 'whole', {}).output;
+    expect(out.length).toBeGreaterThan(4 * 256 * 1024);
+    same(body, 'whole');
+    same(body, [300_000, 1, 65_535, 700_000]);
+  });
+
+  it('leaves a replacement longer than the output area to the general path, unchanged', () => {
+    const long = 'L'.repeat(300 * 1024);
+    const body = Buffer.from('x ab y ab z', 'latin1');
+    const r = runChunks([{ pattern: 'ab', replacement: long, flags: 'g' }], body, 'whole', {});
+    expect(r.output.toString('latin1')).toBe(`x ${long} y ${long} z`);
+  });
+
+  it('settles matches whose unemitted bytes start far before the window (a long partial match held)', () => {
+    // "q...": a partial match of q[a-z]*! held across chunks; it fails at the digit, and the
+    // matches after it start with bytes far before the window the loop was given.
+    const held = `q${'a'.repeat(40_000)}1`;
+    const body = Buffer.from(`${held} ab c7 ${'ab '.repeat(30_000)}`, 'latin1');
+    const withHeld = [...rules, { pattern: 'q[a-z]*!', replacement: 'Q', flags: 'g' }];
+    for (const chunking of ['whole', [20_000, 20_000, 5, 70_000]] as const)
+      expect(
+        observed(runChunks(withHeld, body, chunking, { fastPaths: true, ...unlimited })),
+      ).toEqual(observed(runChunks(withHeld, body, chunking, { fastPaths: false, ...unlimited })));
+  });
+});
+
 describe('ScanKernel as table space', () => {
   it('serves one DFA: a second reservation is refused', () => {
-    const kernel = new ScanKernel(1, 4);
+    const kernel = new ScanKernel(1, 4, 0);
     kernel.reserve(1024);
     expect(() => kernel.reserve(1024)).toThrow(/one DFA/);
   });
 
   it('refuses allocations beyond what was reserved, and before any reservation', () => {
-    const kernel = new ScanKernel(1, 4);
+    const kernel = new ScanKernel(1, 4, 0);
     expect(() => kernel.int32(1)).toThrow(/reserve/);
     kernel.reserve(0);
     const table = kernel.int32(16);

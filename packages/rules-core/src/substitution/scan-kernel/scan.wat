@@ -120,12 +120,16 @@
     (param $stride i32) (param $inline i32) (param $regs i32) (param $bits i32)
     (param $skipMode i32) (param $flags i32) (param $moves i32) (param $moveCount i32)
     (param $queue i32) (param $queueInts i32) (param $out i32)
+    (param $emitPos i32) (param $lo i32) (param $lits i32) (param $counts i32)
+    (param $touched i32) (param $outAt i32) (param $outEnd i32)
     (result i32)
     (local $at i32) (local $t i32) (local $target i32) (local $matchEnd i32) (local $id i32)
     (local $reg i32) (local $rule i32) (local $matchStart i32) (local $restart i32)
     (local $matchTarget i32) (local $matchAt i32) (local $queued i32) (local $lastRestart i32)
     (local $near i32) (local $j i32) (local $prev i32) (local $b i32)
     (local $move i32) (local $n i32) (local $k i32) (local $o i32)
+    (local $code i32) (local $gap i32) (local $from i32) (local $piece i32) (local $c i32)
+    (local $touchedCount i32)
     (local.set $matchTarget (i32.const -1))
     (local.set $lastRestart (i32.const -1))
     (block $exit
@@ -272,10 +276,17 @@
             (then
               (local.set $matchStart
                 (i32.load (i32.add (local.get $regs) (i32.shl (local.get $reg) (i32.const 2)))))))
+          ;; A non-empty match of a rule whose inline code (see scan-kernel.ts) is not 0, whose
+          ;; unemitted bytes before it are in the window, and whose output fits is settled:
+          ;; those bytes and the match's output are appended at outAt, the rule's counters
+          ;; counted. Code 1: the rule's constant replacement (lits: [from, to) per rule);
+          ;; code 2: the match itself; code 3: left to JavaScript, queued as (rule, start, end,
+          ;; the output's end before it).
           (br_if $exit (i32.eq (local.get $matchStart) (local.get $matchEnd)))
-          (br_if $exit
-            (i32.ne (i32.load8_u (i32.add (local.get $inline) (local.get $rule))) (i32.const 1)))
-          (br_if $exit (i32.eq (local.get $queued) (local.get $queueInts)))
+          (local.set $code (i32.load8_u (i32.add (local.get $inline) (local.get $rule))))
+          (br_if $exit (i32.eqz (local.get $code)))
+          (br_if $exit (i32.lt_s (local.get $emitPos) (local.get $lo)))
+          (br_if $exit (i32.lt_s (local.get $matchStart) (local.get $emitPos)))
           (local.set $restart
             (i32.load (i32.add (local.get $idles)
               (i32.shl
@@ -284,15 +295,62 @@
                     (i32.const 1)))))
                 (i32.const 2)))))
           (br_if $exit (i32.lt_s (local.get $restart) (i32.const 0)))
-          (i32.store (i32.add (local.get $queue) (i32.shl (local.get $queued) (i32.const 2)))
-            (local.get $rule))
-          (i32.store offset=4
-            (i32.add (local.get $queue) (i32.shl (local.get $queued) (i32.const 2)))
-            (local.get $matchStart))
-          (i32.store offset=8
-            (i32.add (local.get $queue) (i32.shl (local.get $queued) (i32.const 2)))
-            (local.get $matchEnd))
-          (local.set $queued (i32.add (local.get $queued) (i32.const 3)))
+          (local.set $gap (i32.sub (local.get $matchStart) (local.get $emitPos)))
+          (local.set $piece (i32.const 0))
+          (if (i32.eq (local.get $code) (i32.const 1))
+            (then
+              (local.set $from
+                (i32.load (i32.add (local.get $lits) (i32.shl (local.get $rule) (i32.const 3)))))
+              (local.set $piece
+                (i32.sub
+                  (i32.load offset=4
+                    (i32.add (local.get $lits) (i32.shl (local.get $rule) (i32.const 3))))
+                  (local.get $from)))))
+          (if (i32.eq (local.get $code) (i32.const 2))
+            (then
+              (local.set $from (i32.add (local.get $buf) (local.get $matchStart)))
+              (local.set $piece (i32.sub (local.get $matchEnd) (local.get $matchStart)))))
+          (if (i32.eq (local.get $code) (i32.const 3))
+            (then (br_if $exit (i32.ge_u (i32.add (local.get $queued) (i32.const 4))
+              (local.get $queueInts)))))
+          (br_if $exit
+            (i32.gt_u
+              (i32.add (i32.add (local.get $outAt) (local.get $gap)) (local.get $piece))
+              (local.get $outEnd)))
+          (memory.copy (local.get $outAt) (i32.add (local.get $buf) (local.get $emitPos))
+            (local.get $gap))
+          (local.set $outAt (i32.add (local.get $outAt) (local.get $gap)))
+          (if (i32.eq (local.get $code) (i32.const 3))
+            (then
+              (i32.store (i32.add (local.get $queue) (i32.shl (local.get $queued) (i32.const 2)))
+                (local.get $rule))
+              (i32.store offset=4
+                (i32.add (local.get $queue) (i32.shl (local.get $queued) (i32.const 2)))
+                (local.get $matchStart))
+              (i32.store offset=8
+                (i32.add (local.get $queue) (i32.shl (local.get $queued) (i32.const 2)))
+                (local.get $matchEnd))
+              (i32.store offset=12
+                (i32.add (local.get $queue) (i32.shl (local.get $queued) (i32.const 2)))
+                (local.get $outAt))
+              (local.set $queued (i32.add (local.get $queued) (i32.const 4))))
+            (else
+              (memory.copy (local.get $outAt) (local.get $from) (local.get $piece))
+              (local.set $outAt (i32.add (local.get $outAt) (local.get $piece)))))
+          ;; counts: [matches, replacements] per rule; touched lists each rule counted first
+          ;; in this call (JavaScript adds them to its own and zeroes them after the call).
+          (local.set $c (i32.add (local.get $counts) (i32.shl (local.get $rule) (i32.const 3))))
+          (if (i32.eqz (i32.load (local.get $c)))
+            (then
+              (i32.store (i32.add (local.get $touched) (i32.shl (local.get $touchedCount) (i32.const 2)))
+                (local.get $rule))
+              (local.set $touchedCount (i32.add (local.get $touchedCount) (i32.const 1)))))
+          (i32.store (local.get $c) (i32.add (i32.load (local.get $c)) (i32.const 1)))
+          (if (i32.ne (local.get $code) (i32.const 2))
+            (then
+              (i32.store offset=4 (local.get $c)
+                (i32.add (i32.load offset=4 (local.get $c)) (i32.const 1)))))
+          (local.set $emitPos (local.get $matchEnd))
           (local.set $matchTarget (i32.const -1))
           ;; Nothing is live after a restart: what starts later starts at or after its end.
           (local.set $lastRestart (local.get $matchEnd))
@@ -306,12 +364,15 @@
         (local.set $s (i32.shr_s (local.get $t) (i32.const 3)))
         (local.set $i (i32.add (local.get $i) (i32.const 1)))
         (br $next)))
-    ;; Results besides the returned index, five ints at out (scan-kernel.ts reads them in this
-    ;; order): state, matchTarget, matchAt, queued, lastRestart.
+    ;; Results besides the returned index, eight ints at out (scan-kernel.ts reads them in this
+    ;; order): state, matchTarget, matchAt, queued, lastRestart, emitPos, outAt, touchedCount.
     (i32.store (local.get $out) (local.get $s))
     (i32.store offset=4 (local.get $out) (local.get $matchTarget))
     (i32.store offset=8 (local.get $out) (local.get $matchAt))
     (i32.store offset=12 (local.get $out) (local.get $queued))
     (i32.store offset=16 (local.get $out) (local.get $lastRestart))
+    (i32.store offset=20 (local.get $out) (local.get $emitPos))
+    (i32.store offset=24 (local.get $out) (local.get $outAt))
+    (i32.store offset=28 (local.get $out) (local.get $touchedCount))
     (local.get $i))
 )
