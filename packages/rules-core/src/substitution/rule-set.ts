@@ -212,12 +212,27 @@ export function compileRuleSet(
   if (!(Number.isInteger(cacheBytes) && cacheBytes >= 1 && cacheBytes <= MAX_CACHE_BYTES))
     throw new RangeError(`cacheBytes must be an integer from 1 to ${MAX_CACHE_BYTES}`);
   const literals = literalTable(compiled);
-  // One register per live group of partial matches: at most one per NFA state.
-  const kernel = new ScanKernel(compiled.length, nfa.stateCount + 1, literals.pool.length);
-  const dfaOptions: DfaOptions = { matchKind, cacheBytes, tableSpace: kernel };
   const fixedSpans = parsed.map((p) =>
     p.groupCount > 0 ? FixedSpans.analyse(p.ast, p.groupCount) : undefined,
   );
+  const templates = compiled.map((r, k) =>
+    (literals.constants[k] as number) >= 0
+      ? undefined
+      : loopTemplate(
+          literals.programs[k] as Int32Array,
+          literals.start,
+          fixedSpans[k],
+          r.groupCount,
+        ),
+  );
+  // One register per live group of partial matches: at most one per NFA state.
+  const kernel = new ScanKernel(
+    compiled.length,
+    nfa.stateCount + 1,
+    literals.pool.length,
+    templates,
+  );
+  const dfaOptions: DfaOptions = { matchKind, cacheBytes, tableSpace: kernel };
   return new CompiledRuleSet(
     compiled,
     nfa,
@@ -226,6 +241,34 @@ export function compileRuleSet(
     kernel,
     literals,
   );
+}
+
+/**
+ * A template with groups as the scan loop writes it itself (see ScanKernel): triples (kind, a,
+ * b), kind 0 a literal `[a, b)` of the pool, kind 1 a slice of the match from `a` to `b`, each
+ * a position encoded as FixedSpans does (>= 0 from the match's start, `-1 - n`: `n` back from
+ * its end). Undefined when a group's place needs the match's captures (no fixed spans).
+ */
+function loopTemplate(
+  program: Int32Array,
+  literalStart: Int32Array,
+  spans: FixedSpans | undefined,
+  groupCount: number,
+): Int32Array | undefined {
+  const entries: number[] = [];
+  for (const op of program) {
+    if (op >= 0) {
+      entries.push(0, literalStart[op] as number, literalStart[op + 1] as number);
+      continue;
+    }
+    const group = -1 - op;
+    if (group === 0) entries.push(1, 0, -1);
+    else if (group > groupCount)
+      continue; // no such group: it writes nothing
+    else if (spans === undefined) return undefined;
+    else entries.push(1, ...spans.span(group));
+  }
+  return Int32Array.from(entries);
 }
 
 /** The rules' templates as literals in one pool (see {@link CompiledRuleSet.literalPool}). */

@@ -39,6 +39,7 @@ import {
   INLINE_COPY,
   INLINE_NEVER,
   INLINE_QUEUED,
+  INLINE_TEMPLATE,
 } from './scan-kernel/scan-kernel.js';
 
 export const DEFAULT_MAX_BUFFERED_BYTES = 8192;
@@ -124,8 +125,9 @@ export class Substituter {
   private readonly fired: Uint8Array;
   /**
    * Per rule, what the scanning loop may do with its matches (the kernel's INLINE_* codes): a
-   * `g` rule's are settled there (their constant replacement, or queued for a template with
-   * groups), a once-rule's never until it fired, then they are copied through unchanged.
+   * `g` rule's are settled there (their constant replacement or template written there, or
+   * queued when a group's place needs captures), a once-rule's never until it fired, then they
+   * are copied through unchanged.
    */
   private readonly inline: Uint8Array;
   private readonly fastPaths: boolean;
@@ -161,7 +163,13 @@ export class Substituter {
     this.passthrough = n === 0;
     this.skip = options.prefilter === false ? undefined : set.dfa.skipTables();
     this.inline = Uint8Array.from(set.rules, (r, k) =>
-      r.once ? INLINE_NEVER : (set.constants[k] as number) >= 0 ? INLINE_CONSTANT : INLINE_QUEUED,
+      r.once
+        ? INLINE_NEVER
+        : (set.constants[k] as number) >= 0
+          ? INLINE_CONSTANT
+          : set.kernel.writesTemplate(k)
+            ? INLINE_TEMPLATE
+            : INLINE_QUEUED,
     );
     this.fastPaths = options.fastPaths !== false;
     this.state = set.dfa.start(-1);

@@ -89,6 +89,11 @@ export class FixedSpans {
     return new FixedSpans(starts, ends);
   }
 
+  /** Group `group`'s start and end, encoded as in {@link analyse}. */
+  span(group: number): readonly [number, number] {
+    return [this.starts[group] as number, this.ends[group] as number];
+  }
+
   /**
    * The slots of the rule's match `[start, end)` (group i at `2i`, `2i + 1`, as the Pike VM
    * returns them). The span must be a match of the rule: nothing is checked. The array is reused

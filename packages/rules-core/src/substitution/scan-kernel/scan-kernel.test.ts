@@ -131,13 +131,15 @@ describe('one kernel shared by streams', () => {
 
 describe('output the loop writes itself', () => {
   // The loop appends the bytes before each match and its replacement to the kernel's output
-  // area (256 KiB, copied out when half full); matches whose template has groups are queued
-  // for JavaScript in their place; a once-rule's later matches are copied through.
+  // area (256 KiB, copied out when half full): a constant, a template whose groups sit at fixed
+  // offsets from the match's ends, or for a once-rule that fired the match itself; a template
+  // whose groups need captures is queued for JavaScript in its place.
   const rules = [
     { pattern: 'ab', replacement: '<constant, longer than its match>', flags: 'g' },
-    { pattern: 'c([0-9]+)', replacement: '[$1]', flags: 'g' },
+    { pattern: 'c([0-9]+)', replacement: '[$1|$0|$7]', flags: 'g' },
     { pattern: 'd', replacement: 'ONCE' },
     { pattern: 'e', replacement: '', flags: 'g' },
+    { pattern: 'f(x*)y*', replacement: '<$1>', flags: 'g' },
   ];
   const same = (body: Buffer, chunking: 'whole' | number[]) =>
     expect(observed(runChunks(rules, body, chunking, { fastPaths: true }))).toEqual(
@@ -145,7 +147,7 @@ describe('output the loop writes itself', () => {
     );
 
   it('equals the general path when one chunk makes several times the output area', () => {
-    const body = longBody('ab-c12-d-e-', 'xyz', 97, 1024 * 1024);
+    const body = longBody('ab-c12-d-e-fxxy-', 'xyz', 97, 1024 * 1024);
     const out = runChunks(rules, body, 'whole', {}).output;
     expect(out.length).toBeGreaterThan(4 * 256 * 1024);
     same(body, 'whole');

@@ -84,6 +84,7 @@ export const INLINE_NEVER = 0;
 export const INLINE_CONSTANT = 1;
 export const INLINE_COPY = 2;
 export const INLINE_QUEUED = 3;
+export const INLINE_TEMPLATE = 4;
 
 type ScanFunction = (
   i: number,
@@ -117,6 +118,7 @@ type ScanFunction = (
   touched: number,
   outAt: number,
   outEnd: number,
+  templates: number,
 ) => number;
 
 /** What {@link ScanKernel.run} leaves besides the index it returns (reused, never reallocated). */
@@ -163,6 +165,8 @@ export class ScanKernel implements TableSpace {
   private readonly windowAt: number;
   /** Where the literal pool is (see {@link placeLiterals}). */
   readonly poolAt: number;
+  /** Per rule: the address of its loop template (`[n, n ints]`), 0 for none; then those. */
+  private readonly templatesAt: number;
   /** `[MAX_MOVES]` addresses of the copied moves, then the moves: `[n, origin 0, ...]` each. */
   private readonly movesAt: number;
   private movesCopied = 0;
@@ -179,12 +183,14 @@ export class ScanKernel implements TableSpace {
   /**
    * `ruleCount`: rules of the set (one `inline` code each); `maxRegisters`: the most registers a
    * stream can hold (the DFA's live groups, at most its NFA's state count); `poolBytes`: the
-   * length of the rule set's literal pool.
+   * length of the rule set's literal pool; `templates`: per rule, the template the loop writes
+   * itself (code INLINE_TEMPLATE: triples kind, a, b as `loopTemplate` in rule-set.ts makes them).
    */
   constructor(
     ruleCount: number,
     private readonly maxRegisters: number,
     private readonly poolBytes: number,
+    private readonly templates: readonly (Int32Array | undefined)[] = [],
   ) {
     this.inlineAt = align8(REGS_BYTE + 4 * maxRegisters);
     this.litsAt = align8(this.inlineAt + ruleCount);
@@ -195,7 +201,9 @@ export class ScanKernel implements TableSpace {
     this.movesEnd = this.movesAt + 4 * MAX_MOVES;
     this.movesLimit = this.movesEnd + MOVE_BYTES;
     this.poolAt = this.movesLimit;
-    this.outputStart = align8(this.poolAt + poolBytes);
+    this.templatesAt = align8(this.poolAt + poolBytes);
+    const templateInts = templates.reduce((n, t) => n + (t === undefined ? 0 : t.length + 1), 0);
+    this.outputStart = align8(this.templatesAt + 4 * (ruleCount + templateInts));
     this.outputAt = this.outputStart;
     this.next = this.outputStart + OUTPUT_BYTES;
   }
@@ -213,6 +221,23 @@ export class ScanKernel implements TableSpace {
       this.i32[lits + 2 * rule] = from < 0 ? 0 : this.poolAt + from;
       this.i32[lits + 2 * rule + 1] = from < 0 ? 0 : this.poolAt + to;
     });
+    let at = (this.templatesAt >> 2) + constants.length;
+    this.templates.forEach((template, rule) => {
+      if (template === undefined) return;
+      this.i32[(this.templatesAt >> 2) + rule] = at << 2;
+      this.i32[at++] = template.length;
+      for (let k = 0; k < template.length; k += 3) {
+        const literal = template[k] === 0 ? this.poolAt : 0;
+        this.i32[at++] = template[k] as number;
+        this.i32[at++] = (template[k + 1] as number) + literal;
+        this.i32[at++] = (template[k + 2] as number) + literal;
+      }
+    });
+  }
+
+  /** Whether the loop writes `rule`'s template itself (it has one: INLINE_TEMPLATE). */
+  writesTemplate(rule: number): boolean {
+    return this.templates[rule] !== undefined;
   }
 
   /** Empties the output area (its user has copied out what it refers to). */
@@ -265,8 +290,8 @@ export class ScanKernel implements TableSpace {
    * {@link out} and {@link queue}; `regs` is updated in place.
    *
    * Settling: `inline[rule]` says what the loop may do with a non-empty match of the rule
-   * (INLINE_*: never, its constant replacement, the match unchanged, or queue it for
-   * JavaScript); the bytes from `emitPos` (an index of `buf`) to each settled match and its
+   * (INLINE_*: never, its constant replacement, the match unchanged, queue it for JavaScript,
+   * or write its template); the bytes from `emitPos` (an index of `buf`) to each settled match and its
    * output are appended to the output area (from {@link outputAt}, which moves), and the
    * matches and replacements counted are added to `matchCounts` and `replaceCounts`.
    */
@@ -339,6 +364,7 @@ export class ScanKernel implements TableSpace {
       this.touchedAt,
       this.outputAt,
       this.outputStart + OUTPUT_BYTES,
+      this.templatesAt,
     );
     for (let k = 0; k < regs.length; k++) regs[k] = i32[regsAt + k] as number;
     const results = OUT_BYTE >> 2;

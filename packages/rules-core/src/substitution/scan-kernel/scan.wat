@@ -108,6 +108,28 @@
         (br $bytes)))
     (local.get $i))
 
+;; Loop templates (code 4): entries (kind, a, b) at e. Kind 0 is the literal at [a, b); kind 1
+  ;; a slice of the match [start, end) (addresses), from a to b, each >= 0 from start, or
+  ;; (-1 - n) n back from end. $len is the entry's length (0 when to <= from), $src where it is.
+  (func $pos (param $v i32) (param $start i32) (param $end i32) (result i32)
+    (select
+      (i32.add (local.get $start) (local.get $v))
+      (i32.add (i32.add (local.get $end) (i32.const 1)) (local.get $v))
+      (i32.ge_s (local.get $v) (i32.const 0))))
+  (func $src (param $e i32) (param $start i32) (param $end i32) (result i32)
+    (if (result i32) (i32.eqz (i32.load (local.get $e)))
+      (then (i32.load offset=4 (local.get $e)))
+      (else (call $pos (i32.load offset=4 (local.get $e)) (local.get $start) (local.get $end)))))
+  (func $len (param $e i32) (param $start i32) (param $end i32) (result i32)
+    (local $from i32) (local $to i32)
+    (local.set $from (call $src (local.get $e) (local.get $start) (local.get $end)))
+    (local.set $to
+      (if (result i32) (i32.eqz (i32.load (local.get $e)))
+        (then (i32.load offset=8 (local.get $e)))
+        (else (call $pos (i32.load offset=8 (local.get $e)) (local.get $start) (local.get $end)))))
+    (select (i32.sub (local.get $to) (local.get $from)) (i32.const 0)
+      (i32.gt_s (local.get $to) (local.get $from))))
+
   ;; The scan (Substituter.scan states its contract): from index i while i < stop, one transition
   ;; per byte; returns the index of the first byte not consumed (a transition that needs the slow
   ;; path, or stop).
@@ -121,7 +143,7 @@
     (param $skipMode i32) (param $flags i32) (param $moves i32) (param $moveCount i32)
     (param $queue i32) (param $queueInts i32) (param $out i32)
     (param $emitPos i32) (param $lo i32) (param $lits i32) (param $counts i32)
-    (param $touched i32) (param $outAt i32) (param $outEnd i32)
+    (param $touched i32) (param $outAt i32) (param $outEnd i32) (param $templates i32)
     (result i32)
     (local $at i32) (local $t i32) (local $target i32) (local $matchEnd i32) (local $id i32)
     (local $reg i32) (local $rule i32) (local $matchStart i32) (local $restart i32)
@@ -129,7 +151,7 @@
     (local $near i32) (local $j i32) (local $prev i32) (local $b i32)
     (local $move i32) (local $n i32) (local $k i32) (local $o i32)
     (local $code i32) (local $gap i32) (local $from i32) (local $piece i32) (local $c i32)
-    (local $touchedCount i32)
+    (local $touchedCount i32) (local $tpl i32) (local $e i32) (local $len i32)
     (local.set $matchTarget (i32.const -1))
     (local.set $lastRestart (i32.const -1))
     (block $exit
@@ -281,7 +303,8 @@
           ;; those bytes and the match's output are appended at outAt, the rule's counters
           ;; counted. Code 1: the rule's constant replacement (lits: [from, to) per rule);
           ;; code 2: the match itself; code 3: left to JavaScript, queued as (rule, start, end,
-          ;; the output's end before it).
+          ;; the output's end before it); code 4: the rule's loop template (templates: its
+          ;; address per rule).
           (br_if $exit (i32.eq (local.get $matchStart) (local.get $matchEnd)))
           (local.set $code (i32.load8_u (i32.add (local.get $inline) (local.get $rule))))
           (br_if $exit (i32.eqz (local.get $code)))
@@ -313,6 +336,24 @@
           (if (i32.eq (local.get $code) (i32.const 3))
             (then (br_if $exit (i32.ge_u (i32.add (local.get $queued) (i32.const 4))
               (local.get $queueInts)))))
+          (if (i32.eq (local.get $code) (i32.const 4))
+            (then
+              (local.set $tpl
+                (i32.load (i32.add (local.get $templates) (i32.shl (local.get $rule) (i32.const 2)))))
+              (br_if $exit (i32.eqz (local.get $tpl)))
+              (local.set $n (i32.load (local.get $tpl)))
+              (local.set $k (i32.const 0))
+              (block $sized
+                (loop $size
+                  (br_if $sized (i32.ge_u (local.get $k) (local.get $n)))
+                  (local.set $piece
+                    (i32.add (local.get $piece)
+                      (call $len
+                        (i32.add (i32.add (local.get $tpl) (i32.const 4)) (i32.shl (local.get $k) (i32.const 2)))
+                        (i32.add (local.get $buf) (local.get $matchStart))
+                        (i32.add (local.get $buf) (local.get $matchEnd)))))
+                  (local.set $k (i32.add (local.get $k) (i32.const 3)))
+                  (br $size)))))
           (br_if $exit
             (i32.gt_u
               (i32.add (i32.add (local.get $outAt) (local.get $gap)) (local.get $piece))
@@ -335,8 +376,29 @@
                 (local.get $outAt))
               (local.set $queued (i32.add (local.get $queued) (i32.const 4))))
             (else
-              (memory.copy (local.get $outAt) (local.get $from) (local.get $piece))
-              (local.set $outAt (i32.add (local.get $outAt) (local.get $piece)))))
+              (if (i32.eq (local.get $code) (i32.const 4))
+                (then
+                  (local.set $k (i32.const 0))
+                  (block $written
+                    (loop $write
+                      (br_if $written (i32.ge_u (local.get $k) (local.get $n)))
+                      (local.set $e
+                        (i32.add (i32.add (local.get $tpl) (i32.const 4)) (i32.shl (local.get $k) (i32.const 2))))
+                      (local.set $len
+                        (call $len (local.get $e)
+                          (i32.add (local.get $buf) (local.get $matchStart))
+                          (i32.add (local.get $buf) (local.get $matchEnd))))
+                      (memory.copy (local.get $outAt)
+                        (call $src (local.get $e)
+                          (i32.add (local.get $buf) (local.get $matchStart))
+                          (i32.add (local.get $buf) (local.get $matchEnd)))
+                        (local.get $len))
+                      (local.set $outAt (i32.add (local.get $outAt) (local.get $len)))
+                      (local.set $k (i32.add (local.get $k) (i32.const 3)))
+                      (br $write))))
+                (else
+                  (memory.copy (local.get $outAt) (local.get $from) (local.get $piece))
+                  (local.set $outAt (i32.add (local.get $outAt) (local.get $piece)))))))
           ;; counts: [matches, replacements] per rule; touched lists each rule counted first
           ;; in this call (JavaScript adds them to its own and zeroes them after the call).
           (local.set $c (i32.add (local.get $counts) (i32.shl (local.get $rule) (i32.const 3))))
