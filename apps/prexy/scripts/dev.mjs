@@ -20,7 +20,7 @@
  * PREXY_HOST and PREXY_PORT override the file's `listen`, as they do for prexy itself.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, watch } from 'node:fs';
+import { readFileSync, watch } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createConnection } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
@@ -192,7 +192,6 @@ watcher.stdout.on('data', (chunk) => {
 /** Once prexy is compiled: runs it, and restarts or reloads it as its output or file changes. */
 function serve(heapFlags) {
   prexy = runPrexy(heapFlags);
-  mkdirSync(join(app, 'dist'), { recursive: true });
   const restart = debounced(300, prexy.restart);
   watch(join(app, 'dist'), { recursive: true }, (_event, file) => {
     if (!file || String(file).endsWith('.map') || String(file).endsWith('.d.ts')) return;

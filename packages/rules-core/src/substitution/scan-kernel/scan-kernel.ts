@@ -18,19 +18,20 @@
  *   back out after it.
  * - The loop writes the output of the matches it settles itself: the bytes before each match
  *   and its replacement (a constant from the rule set's literal pool, which lives in this
- *   memory, or the match itself) are appended to an output area, the substituter refers to
- *   that range and copies it out once per chunk with the rest of its output. Settling a match
- *   costs a native copy or two instead of a trip through JavaScript per match (on the dense
- *   benchmark page, a match every ~70 bytes). Matches whose replacement needs JavaScript (a
- *   template with groups) are queued ({@link ScanKernel.queue}) with their place in the output;
- *   counters per rule are kept here and added to the substituter's after each call.
+ *   memory; a template whose groups sit at fixed offsets from the match's ends; or the match
+ *   itself) are appended to an output area, the substituter refers to that range and copies it
+ *   out once per chunk with the rest of its output. Settling a match costs a few native copies
+ *   instead of a trip through JavaScript per match (on the dense benchmark page, a match every
+ *   ~70 bytes). Matches whose template needs the match's captures are queued
+ *   ({@link ScanKernel.queue}) with their place in the output; counters per rule are kept here
+ *   and added to the substituter's after each call.
  * - The DFA's general register moves (`LazyDfa.actions`: partial matches reordered, a fresh one
  *   kept) are copied in once each, so the loop applies them itself instead of leaving them to
  *   the slow path (on the dense set, 2 300 exits per MiB before).
  *
  * Layout, in bytes: [0, 64) results, [64, ...) the match queue, then registers, the `inline`
  * codes, the rules' replacement ranges, counters and touched list, the window, the general
- * register moves, the literal pool, the output area, then the DFA's tables.
+ * register moves, the literal pool, the loop templates, the output area, then the DFA's tables.
  */
 /// <reference path="./webassembly.d.ts" />
 import type { LazyDfa, SkipTables, TableSpace } from '../../regex/lazy-dfa/lazy-dfa.js';
@@ -149,7 +150,7 @@ export class ScanKernel implements TableSpace {
   };
   /** The whole memory: the literal pool and the output area are ranges of it. */
   memory: Uint8Array = new Uint8Array(0);
-  /** The output area's start, and where the loop appends next (see {@link takeOutput}). */
+  /** The output area's start, and where the loop appends next (see {@link resetOutput}). */
   readonly outputStart: number;
   outputAt: number;
   private scanFn: ScanFunction | undefined;
